@@ -1,0 +1,41 @@
+# Each target is a one-liner a newcomer can read. `make run` and `make test` set up .venv themselves.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint bench soak openapi worker clean
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+run: $(BIN)/.installed ## serve the API on the embedded default (SQLite under ./var, jobs in-process)
+	$(BIN)/meeple serve
+
+worker: $(BIN)/.installed ## an RQ worker (needs MEEPLE_REDIS_URL)
+	$(BIN)/meeple worker
+
+test: $(BIN)/.installed ## the whole suite; Redis tests start their own redis-server
+	bash tests/ensure-redis-server.sh
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy events projections
+
+bench: $(BIN)/.installed
+	bash tests/ensure-redis-server.sh
+	$(BIN)/python -m bench
+
+soak: $(BIN)/.installed ## thousands of random playouts per game; not part of CI
+	MEEPLE_SOAK_GAMES=2000 $(BIN)/python -m pytest tests/sim -q
+
+openapi: $(BIN)/.installed ## regenerate openapi.yaml from the marshmallow schemas
+	$(BIN)/meeple openapi > openapi.yaml
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

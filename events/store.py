@@ -1,0 +1,92 @@
+"""The EventStore contract that every backend implements (tests/contract runs it on each)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from events.envelope import Envelope, NewEvent
+
+
+class StoreError(Exception):
+    """A store could not do what was asked (unreachable, corrupt, misconfigured)."""
+
+
+class ConcurrencyConflict(StoreError):  # noqa: N818 - the design's word
+    """An append at a version that is no longer the stream's version; nothing was written."""
+
+    def __init__(self, game_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"game {game_id}: expected version {expected}, stream is at {actual}")
+        self.game_id = game_id
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append wrote (or, for a repeated idempotency key, what the first one wrote)."""
+
+    version: int
+    envelopes: list[Envelope]
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    """A page of the all-games feed and the position to resume after it."""
+
+    events: list[Envelope]
+    position: dict[str, Any]
+
+
+class EventStore(ABC):
+    """Append-only streams of envelopes, one per game, with snapshots and a feed."""
+
+    @abstractmethod
+    def append(
+        self,
+        game_id: str,
+        events: Sequence[NewEvent],
+        expected_version: int,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        """Append all ``events`` at expected_version+1... atomically, or raise ConcurrencyConflict.
+
+        A repeated ``idempotency_key`` for the same game returns the first result and writes
+        nothing.
+        """
+
+    @abstractmethod
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        """Envelopes with seq > after, in order, at most ``limit`` of them, exactly as stored
+        (byte-identical after a reconnect; upcasting happens above, in events.upcasting)."""
+
+    @abstractmethod
+    def version(self, game_id: str) -> int:
+        """The seq of the stream's last event (0 for an unknown game)."""
+
+    @abstractmethod
+    def save_snapshot(self, game_id: str, seq: int, payload: dict[str, Any]) -> None:
+        """Keep a snapshot of derived data taken after event ``seq`` (an optimisation only)."""
+
+    @abstractmethod
+    def load_snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
+        """The latest snapshot with seq <= ``at_most`` as (seq, payload), or None."""
+
+    @abstractmethod
+    def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
+        """Events of every game after ``position`` (None = from the start): each at least once,
+        in seq order within a game. ``position`` is opaque; pass back the returned one."""
+
+    @abstractmethod
+    def game_ids(self) -> list[str]:
+        """Every game with at least one event."""
+
+    def ping(self) -> bool:
+        """Whether the store answers."""
+        return True
+
+    def close(self) -> None:  # noqa: B027 - optional for backends without resources
+        """Release connections and files."""

@@ -1,0 +1,1 @@
+"""Folding events into game state: the ruleset contract, shared game pieces, the fold."""

@@ -1,0 +1,398 @@
+"""Folding a game's events into its state: from scratch, from a snapshot, or from a cache.
+
+The effective history is the list of step events (``action`` and ``system``) that count
+after undo and redo: ``undone`` removes the last effective step and puts it on the redo
+stack; ``redone`` puts the top of the redo stack back; a new step empties the redo stack.
+The step at position p (1-based in the effective history) always draws from
+``derive_rng(seed, p)``, so undo-then-redo draws the same cards.
+
+A snapshot is an optimisation only: folding from one gives the same state as folding
+from the first event (tests/unit/test_fold.py checks it on thousands of events).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from events.envelope import Envelope, NewEvent, canonical_json
+from events.store import EventStore
+from events.upcasting import upcast
+from projections.rng import derive_rng, seed_commitment
+from projections.ruleset import Action, IllegalAction, Ruleset, State, get_ruleset
+
+DEFAULT_SNAPSHOT_INTERVAL = 100
+STEP_TYPES = ("action", "system")
+
+
+class ReplayError(Exception):
+    """A stored log cannot be folded (a broken rule of the log, not of the game)."""
+
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(f"seq {seq}: {reason}")
+        self.seq = seq
+        self.reason = reason
+
+
+class RulesVersionMismatch(ReplayError):  # noqa: N818
+    """The game was played under rules this build does not have; folding would lie."""
+
+
+def copy_state(value: Any) -> Any:
+    """A deep copy of plain data (faster than copy.deepcopy for JSON-shaped values)."""
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def public_hash(ruleset: Ruleset, state: State) -> str:
+    """sha256 of the spectator view: recorded with each automatic step, rechecked by audits."""
+    return hashlib.sha256(canonical_json(ruleset.view(state, None))).hexdigest()
+
+
+@dataclass
+class Game:
+    """A folded game: its state and where it stands in its log."""
+
+    ruleset: Ruleset
+    meta: dict[str, Any]
+    state: State
+    version: int = 0
+    effective: list[int] = field(default_factory=list)
+    redo: list[int] = field(default_factory=list)
+
+    @property
+    def position(self) -> int:
+        """How many steps the effective history holds."""
+        return len(self.effective)
+
+    @property
+    def seed(self) -> str:
+        return str(self.meta["seed"])
+
+    def copy(self) -> Game:
+        return Game(
+            self.ruleset,
+            self.meta,
+            copy_state(self.state),
+            self.version,
+            list(self.effective),
+            list(self.redo),
+        )
+
+    def to_snapshot(self) -> dict[str, Any]:
+        return {
+            "meta": self.meta,
+            "state": self.state,
+            "effective": self.effective,
+            "redo": self.redo,
+        }
+
+    @classmethod
+    def from_snapshot(cls, seq: int, payload: dict[str, Any]) -> Game:
+        ruleset = _ruleset_for(payload["meta"], seq)
+        return cls(
+            ruleset,
+            payload["meta"],
+            copy_state(payload["state"]),
+            seq,
+            list(payload["effective"]),
+            list(payload["redo"]),
+        )
+
+
+# -- deciding new events -------------------------------------------------------------
+
+
+def game_created_event(
+    ruleset: Ruleset,
+    players: list[str],
+    options: dict[str, Any],
+    seed: str,
+    sandbox: bool = False,
+) -> NewEvent:
+    """The first event of a game; the seed stays secret (visible to nobody) until the end."""
+    merged = {**ruleset.options, **options}
+    return NewEvent(
+        type="game_created",
+        actor={"system": "service"},
+        data={
+            "ruleset": ruleset.id,
+            "rules_version": ruleset.rules_version,
+            "players": list(players),
+            "options": merged,
+            "seed_commitment": seed_commitment(seed),
+            "sandbox": sandbox,
+        },
+        secret={"visible_to": [], "seed": seed},
+    )
+
+
+def decide_action(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
+    """Validate a seat's action on a copy of the state: the event to append and the new state.
+
+    Raises IllegalAction (with the ruleset's code) and leaves ``game`` untouched.
+    """
+    body = {key: value for key, value in action.items() if key != "seat"}
+    if not isinstance(body.get("type"), str):
+        raise IllegalAction("missing_action_type", "An action needs a 'type'.")
+    state = copy_state(game.state)
+    ruleset = game.ruleset
+    ruleset.apply(state, {**body, "seat": seat}, derive_rng(game.seed, game.position + 1))
+    public = ruleset.public_action(game.state, {**body, "seat": seat})
+    secret = None
+    data: dict[str, Any] = {"action": body}
+    if public is not None:
+        data = {"action": {key: value for key, value in public.items() if key != "seat"}}
+        secret = {"visible_to": [seat], "action": body}
+    return NewEvent(type="action", actor={"seat": seat}, data=data, secret=secret), state
+
+
+def decide_system(game: Game) -> tuple[NewEvent, State] | None:
+    """The automatic step due now as an event, with the state after it; None if none is due."""
+    ruleset = game.ruleset
+    action = ruleset.system_action(game.state)
+    if action is None:
+        return None
+    state = copy_state(game.state)
+    ruleset.apply(state, {**action, "seat": None}, derive_rng(game.seed, game.position + 1))
+    event = NewEvent(
+        type="system",
+        actor={"system": str(action["type"])},
+        data={"action": action, "public_hash": public_hash(ruleset, state)},
+    )
+    return event, state
+
+
+# -- folding -------------------------------------------------------------------------
+
+
+def step_action(envelope: Envelope) -> Action:
+    """The full action a step event carries, with ``seat`` (None for automatic steps)."""
+    secret = envelope.get("secret") or {}
+    action = secret.get("action", envelope["data"]["action"])
+    seat = envelope["actor"].get("seat") if envelope["type"] == "action" else None
+    return {**action, "seat": seat}
+
+
+Fetch = Callable[[int], Envelope]
+
+
+def start(envelope: Envelope) -> Game:
+    """The game as its ``game_created`` event sets it up (position 0 of the effective history)."""
+    envelope = upcast(envelope)
+    if envelope["type"] != "game_created" or envelope["seq"] != 1:
+        raise ReplayError(envelope["seq"], "a game's log must begin with game_created")
+    data = envelope["data"]
+    secret = envelope.get("secret") or {}
+    if "seed" not in secret:
+        raise ReplayError(1, "game_created carries no seed")
+    meta = {
+        "game_id": envelope["game_id"],
+        "ruleset": data["ruleset"],
+        "rules_version": data["rules_version"],
+        "players": list(data["players"]),
+        "options": dict(data["options"]),
+        "seed": secret["seed"],
+        "seed_commitment": data["seed_commitment"],
+        "sandbox": bool(data.get("sandbox", False)),
+    }
+    ruleset = _ruleset_for(meta, 1)
+    state = ruleset.setup(list(meta["players"]), dict(meta["options"]), derive_rng(meta["seed"], 0))
+    return Game(ruleset, meta, state, version=1)
+
+
+def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Callable[..., State]) -> None:
+    """Fold one more event (seq = game.version + 1) into ``game`` in place."""
+    envelope = upcast(envelope)
+    seq = envelope["seq"]
+    if seq != game.version + 1:
+        raise ReplayError(seq, f"expected seq {game.version + 1}")
+    kind = envelope["type"]
+    if kind in STEP_TYPES:
+        apply_step(game, envelope)
+        game.effective.append(seq)
+        game.redo.clear()
+    elif kind == "undone":
+        target = envelope["data"]["seq"]
+        if not game.effective or game.effective[-1] != target:
+            raise ReplayError(seq, f"undone names seq {target}, not the last effective step")
+        game.effective.pop()
+        game.redo.append(target)
+        game.state = rebuild(game.effective, seq)
+    elif kind == "redone":
+        target = envelope["data"]["seq"]
+        if not game.redo or game.redo[-1] != target:
+            raise ReplayError(seq, f"redone names seq {target}, not the last undone step")
+        apply_step(game, fetch(target))
+        game.effective.append(game.redo.pop())
+    elif kind in ("game_created", "branched_from"):
+        raise ReplayError(seq, f"{kind} may only open a log")
+    else:
+        raise ReplayError(seq, f"unknown event type {kind!r}")
+    game.version = seq
+
+
+def apply_step(game: Game, envelope: Envelope) -> None:
+    envelope = upcast(envelope)
+    try:
+        game.ruleset.apply(
+            game.state, step_action(envelope), derive_rng(game.seed, game.position + 1)
+        )
+    except IllegalAction as error:
+        raise ReplayError(envelope["seq"], f"stored action is illegal: {error.code}") from error
+
+
+def fold(envelopes: Iterable[Envelope], upto: int | None = None) -> Game:
+    """Fold a whole log held in memory (no store, no snapshots): the reference fold."""
+    log = list(envelopes)
+    by_seq = {envelope["seq"]: envelope for envelope in log}
+    if not log:
+        raise ReplayError(1, "the log is empty")
+    game = start(log[0])
+
+    def rebuild(effective: list[int], seq: int) -> State:
+        again = start(log[0])
+        for step in effective:
+            apply_step(again, by_seq[step])
+            again.effective.append(step)
+        return again.state
+
+    for envelope in log[1:]:
+        if upto is not None and envelope["seq"] > upto:
+            break
+        advance(game, envelope, by_seq.__getitem__, rebuild)
+    return game
+
+
+def _ruleset_for(meta: dict[str, Any], seq: int) -> Ruleset:
+    try:
+        ruleset = get_ruleset(meta["ruleset"])
+    except KeyError:
+        raise ReplayError(seq, f"unknown ruleset {meta['ruleset']!r}") from None
+    if ruleset.rules_version != meta["rules_version"]:
+        raise RulesVersionMismatch(
+            seq,
+            f"played under {meta['ruleset']} rules {meta['rules_version']}, "
+            f"this build has {ruleset.rules_version}",
+        )
+    return ruleset
+
+
+# -- the store-backed folder ---------------------------------------------------------
+
+
+class Folder:
+    """Loads games from a store: nearest snapshot + fold, snapshots every K events, and an
+    in-process cache of the latest state of recently used games."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
+        cache_size: int = 256,
+    ) -> None:
+        self.store = store
+        self.snapshot_interval = snapshot_interval
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, Game] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def load(self, game_id: str, at: int | None = None) -> Game:
+        """The game after event ``at`` (default: its latest). The caller owns the copy."""
+        if at is None:
+            with self._lock:
+                cached = self._cache.get(game_id)
+            if cached is not None:
+                game = cached.copy()
+                self._catch_up(game, None)
+                self._remember(game)
+                return game.copy()
+        game = self._from_nearest_snapshot(game_id, at)
+        self._catch_up(game, at)
+        if at is None:
+            self._remember(game)
+            return game.copy()
+        return game
+
+    def remember(self, game: Game) -> None:
+        """Put a game the caller just advanced (e.g. after an append) into the cache."""
+        self._remember(game.copy())
+        self._maybe_snapshot(game)
+
+    def forget(self, game_id: str) -> None:
+        with self._lock:
+            self._cache.pop(game_id, None)
+
+    # internals
+
+    def _remember(self, game: Game) -> None:
+        game_id = game.meta["game_id"]
+        with self._lock:
+            current = self._cache.get(game_id)
+            if current is None or current.version <= game.version:
+                self._cache[game_id] = game
+                self._cache.move_to_end(game_id)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    def _from_nearest_snapshot(self, game_id: str, at: int | None) -> Game:
+        limit = at if at is not None else self.store.version(game_id)
+        if limit < 1:
+            raise KeyError(game_id)
+        snapshot = self.store.load_snapshot(game_id, limit)
+        if snapshot is not None:
+            seq, payload = snapshot
+            return Game.from_snapshot(seq, payload)
+        first = self.store.read(game_id, after=0, limit=1)
+        if not first:
+            raise KeyError(game_id)
+        return start(first[0])
+
+    def _catch_up(self, game: Game, at: int | None) -> None:
+        game_id = game.meta["game_id"]
+        remaining = None if at is None else at - game.version
+        if remaining is not None and remaining <= 0:
+            return
+        for envelope in self.store.read(game_id, after=game.version, limit=remaining):
+            advance(
+                game,
+                envelope,
+                lambda seq: self._fetch(game_id, seq),
+                lambda effective, seq: self._rebuild(game_id, effective, seq),
+            )
+            self._maybe_snapshot(game)
+
+    def _maybe_snapshot(self, game: Game) -> None:
+        if game.version % self.snapshot_interval == 0:
+            self.store.save_snapshot(game.meta["game_id"], game.version, game.to_snapshot())
+
+    def _fetch(self, game_id: str, seq: int) -> Envelope:
+        found = self.store.read(game_id, after=seq - 1, limit=1)
+        if not found or found[0]["seq"] != seq:
+            raise ReplayError(seq, "event is missing from the store")
+        return found[0]
+
+    def _rebuild(self, game_id: str, effective: list[int], before: int) -> State:
+        """The state after exactly ``effective``, from the latest snapshot it extends."""
+        base: Game | None = None
+        limit = before - 1
+        while limit >= 1:
+            snapshot = self.store.load_snapshot(game_id, limit)
+            if snapshot is None:
+                break
+            seq, payload = snapshot
+            prefix = payload["effective"]
+            if effective[: len(prefix)] == prefix:
+                base = Game.from_snapshot(seq, payload)
+                break
+            limit = seq - 1
+        if base is None:
+            base = start(self._fetch(game_id, 1))
+        for step in effective[len(base.effective) :]:
+            apply_step(base, self._fetch(game_id, step))
+            base.effective.append(step)
+        return base.state

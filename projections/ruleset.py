@@ -1,0 +1,139 @@
+"""The ruleset contract every game implements (see docs/architecture.md and DESIGN.md).
+
+A ruleset is pure: no Flask, Redis, clock, uuid or global random. State is plain
+JSON data (dicts, lists, str, int, bool, None) that round-trips through JSON exactly.
+An action is a dict with a ``type``; when the fold applies a seat's action it adds
+``"seat": n`` (the acting seat, 0-based) and for an automatic step ``"seat": None``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+State = dict[str, Any]
+Action = dict[str, Any]
+
+
+class IllegalAction(Exception):  # noqa: N818 - the design's name for it
+    """An action the rules forbid: a stable snake_case ``code`` and a sentence a player reads."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"IllegalAction({self.code!r}, {self.message!r})"
+
+
+class Ruleset:
+    """Base class of a game's rules; subclasses fill in the members of the contract."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    rules_version: ClassVar[str]
+    #: option name -> default value; ``setup`` receives these merged with the game's options.
+    options: ClassVar[dict[str, Any]] = {}
+
+    def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
+        """The state before the first action; deterministic given ``rng``."""
+        raise NotImplementedError
+
+    def apply(self, state: State, action: Action, rng: random.Random) -> None:
+        """Validate, then mutate ``state``; raise IllegalAction leaving the state unchanged."""
+        raise NotImplementedError
+
+    def legal_actions(self, state: State, seat: int) -> list[Action]:
+        """Every concrete legal action for ``seat`` now (without the ``seat`` key)."""
+        raise NotImplementedError
+
+    def status(self, state: State) -> dict[str, Any]:
+        """``round``, ``phase``, ``to_act`` (seats), ``awaiting_system`` (name or None), ``finished``."""
+        raise NotImplementedError
+
+    def system_action(self, state: State) -> Action | None:
+        """The automatic step due now, or None; applied with ``seat`` None."""
+        raise NotImplementedError
+
+    def view(self, state: State, seat: int | None) -> dict[str, Any]:
+        """What ``seat`` (or a spectator, None) may see: no other seat's secrets, no deck order."""
+        raise NotImplementedError
+
+    def result(self, state: State) -> dict[str, Any] | None:
+        """Final scores with their breakdown and the ranking after tie-breakers, once finished."""
+        raise NotImplementedError
+
+    def resample_hidden(self, state: State, seat: int, rng: random.Random) -> State:
+        """A copy with everything ``seat`` cannot see redrawn consistently with what it has seen."""
+        raise NotImplementedError
+
+    def summarize(self, state: State, action: Action) -> str:
+        """One line a person reads in a timeline; ``state`` is the state before ``action``."""
+        raise NotImplementedError
+
+    # Optional members with defaults -------------------------------------------------
+
+    def public_action(self, state: State, action: Action) -> Action | None:
+        """The part of a seat's action everyone may see, or None when all of it is public.
+
+        When this returns a dict, the event log stores it as the public ``data`` and the
+        full action as a secret visible only to the acting seat (e.g. a secret plan).
+        ``state`` is the state before the action.
+        """
+        return None
+
+    def reveals_hidden(self, before: State, action: Action) -> bool:
+        """Whether applying ``action`` to ``before`` brought hidden information to light
+        (a card drawn, a plan revealed, a die rolled). Undo never crosses such a step.
+        The default is the safe answer: any automatic step reveals."""
+        return action.get("seat") is None
+
+    def action_schemas(self) -> dict[str, Any]:
+        """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
+        return {}
+
+
+_REGISTRY: dict[str, Ruleset] = {}
+
+
+def register(ruleset: Ruleset) -> Ruleset:
+    """Add a ruleset to the registry under its id (idempotent for the same class)."""
+    existing = _REGISTRY.get(ruleset.id)
+    if existing is not None and type(existing) is not type(ruleset):
+        raise ValueError(f"two rulesets claim the id {ruleset.id!r}")
+    _REGISTRY[ruleset.id] = ruleset
+    return ruleset
+
+
+def get_ruleset(ruleset_id: str) -> Ruleset:
+    """The registered ruleset with this id; KeyError when none."""
+    load_games()
+    return _REGISTRY[ruleset_id]
+
+
+def all_rulesets() -> list[Ruleset]:
+    """Every registered product ruleset, sorted by id."""
+    load_games()
+    return [_REGISTRY[key] for key in sorted(_REGISTRY)]
+
+
+_loaded = False
+
+
+def load_games() -> None:
+    """Import every package under projections/games; each registers its ruleset."""
+    global _loaded
+    if _loaded:
+        return
+    import importlib
+    import pkgutil
+
+    from projections import games
+
+    for module in pkgutil.iter_modules(games.__path__):
+        if module.ispkg:
+            importlib.import_module(f"projections.games.{module.name}")
+    _loaded = True
