@@ -113,8 +113,10 @@ def game_created_event(
     options: dict[str, Any],
     seed: str,
     sandbox: bool = False,
+    seat_token_hashes: list[str] | None = None,
 ) -> NewEvent:
-    """The first event of a game; the seed stays secret (visible to nobody) until the end."""
+    """The first event of a game; the seed stays secret (visible to nobody) until the end,
+    and so do the hashes of the seats' bearer tokens (the tokens themselves are never kept)."""
     merged = {**ruleset.options, **options}
     return NewEvent(
         type="game_created",
@@ -127,7 +129,11 @@ def game_created_event(
             "seed_commitment": seed_commitment(seed),
             "sandbox": sandbox,
         },
-        secret={"visible_to": [], "seed": seed},
+        secret={
+            "visible_to": [],
+            "seed": seed,
+            "seat_token_hashes": list(seat_token_hashes or []),
+        },
     )
 
 
@@ -199,6 +205,7 @@ def start(envelope: Envelope) -> Game:
         "seed": secret["seed"],
         "seed_commitment": data["seed_commitment"],
         "sandbox": bool(data.get("sandbox", False)),
+        "seat_token_hashes": list(secret.get("seat_token_hashes", [])),
     }
     ruleset = _ruleset_for(meta, 1)
     state = ruleset.setup(list(meta["players"]), dict(meta["options"]), derive_rng(meta["seed"], 0))

@@ -1,0 +1,37 @@
+"""What of an event a viewer may see (DESIGN.md, "Secrets").
+
+Before a game ends, an event's ``secret`` part is shown only to the seats it names in
+``visible_to`` (the seed and the token hashes are visible to nobody); once the game has
+finished, or to the admin, every event is shown whole, so anyone can check the seed
+against its commitment and replay the game offline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from events.envelope import Envelope
+
+
+def may_see_secret(envelope: Envelope, seat: int | None, *, finished: bool, admin: bool) -> bool:
+    """Whether this viewer may see the event's secret part."""
+    secret = envelope.get("secret")
+    if not secret or finished or admin:
+        return True
+    return seat is not None and seat in secret.get("visible_to", [])
+
+
+def visible_envelope(
+    envelope: Envelope, seat: int | None, *, finished: bool, admin: bool = False
+) -> dict[str, Any]:
+    """The envelope as this viewer may see it: whole, or with its secret part withheld.
+
+    A withheld envelope keeps every other field (its hash included) and says so with
+    ``"redacted": true``; its hash then cannot be rechecked by that viewer, by design.
+    """
+    if may_see_secret(envelope, seat, finished=finished, admin=admin):
+        return dict(envelope)
+    redacted = dict(envelope)
+    redacted["secret"] = None
+    redacted["redacted"] = True
+    return redacted
