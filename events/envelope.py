@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 GENESIS_HASH = "0" * 64
@@ -62,7 +62,8 @@ class NewEvent:
     actor: dict[str, Any]
     secret: dict[str, Any] | None = None
     schema_version: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: set only when importing an exported log, whose envelopes keep their original times
+    recorded_at: str | None = None
 
     def __post_init__(self) -> None:
         if self.type not in EVENT_TYPES:
@@ -86,7 +87,7 @@ def seal(
         "actor": event.actor,
         "data": event.data,
         "secret": event.secret,
-        "recorded_at": recorded_at,
+        "recorded_at": event.recorded_at or recorded_at,
         "idempotency_key": idempotency_key,
         "prev_hash": prev_hash,
     }

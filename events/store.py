@@ -14,7 +14,7 @@ class StoreError(Exception):
     """A store could not do what was asked (unreachable, corrupt, misconfigured)."""
 
 
-class ConcurrencyConflict(StoreError):  # noqa: N818 - the design's word
+class ConcurrencyConflict(StoreError):
     """An append at a version that is no longer the stream's version; nothing was written."""
 
     def __init__(self, game_id: str, expected: int, actual: int) -> None:

@@ -42,8 +42,6 @@ def upcast(envelope: Envelope) -> Envelope:
     while envelope["schema_version"] < current:
         step = UPCASTERS.get((envelope["type"], envelope["schema_version"]))
         if step is None:
-            raise ValueError(
-                f"no upcaster for {envelope['type']} v{envelope['schema_version']}"
-            )
+            raise ValueError(f"no upcaster for {envelope['type']} v{envelope['schema_version']}")
         envelope = step(dict(envelope))
     return envelope

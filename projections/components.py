@@ -38,9 +38,7 @@ def reshuffle_discards(deck: dict[str, list[Any]], rng: random.Random) -> None:
     deck["discard_pile"] = []
 
 
-def draw(
-    deck: dict[str, list[Any]], count: int, rng: random.Random | None = None
-) -> list[Any]:
+def draw(deck: dict[str, list[Any]], count: int, rng: random.Random | None = None) -> list[Any]:
     """Take up to ``count`` cards from the top; with ``rng``, reshuffle discards when empty."""
     taken: list[Any] = []
     while len(taken) < count:

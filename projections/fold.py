@@ -39,7 +39,7 @@ class ReplayError(Exception):
         self.reason = reason
 
 
-class RulesVersionMismatch(ReplayError):  # noqa: N818
+class RulesVersionMismatch(ReplayError):
     """The game was played under rules this build does not have; folding would lie."""
 
 

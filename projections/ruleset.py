@@ -15,7 +15,7 @@ State = dict[str, Any]
 Action = dict[str, Any]
 
 
-class IllegalAction(Exception):  # noqa: N818 - the design's name for it
+class IllegalAction(Exception):
     """An action the rules forbid: a stable snake_case ``code`` and a sentence a player reads."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -51,7 +51,7 @@ class Ruleset:
         raise NotImplementedError
 
     def status(self, state: State) -> dict[str, Any]:
-        """``round``, ``phase``, ``to_act`` (seats), ``awaiting_system`` (name or None), ``finished``."""
+        """``round``, ``phase``, ``to_act``, ``awaiting_system`` (name or None), ``finished``."""
         raise NotImplementedError
 
     def system_action(self, state: State) -> Action | None:

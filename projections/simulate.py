@@ -15,8 +15,8 @@ from typing import Any
 from events.envelope import GENESIS_HASH, Envelope, NewEvent, seal
 from projections.fold import (
     Game,
-    apply_step,
     advance,
+    apply_step,
     decide_action,
     decide_system,
     game_created_event,
@@ -27,7 +27,7 @@ from projections.ruleset import Action, Ruleset
 EPOCH = "1970-01-01T00:00:00Z"
 
 
-class StuckGame(Exception):  # noqa: N818
+class StuckGame(Exception):
     """Nobody can act and no automatic step is due, yet the game has not finished."""
 
 
@@ -41,9 +41,7 @@ class MemoryLog:
 
     def append(self, event: NewEvent) -> Envelope:
         prev = self.envelopes[-1]["hash"] if self.envelopes else GENESIS_HASH
-        envelope = seal(
-            self.game_id, len(self.envelopes) + 1, event, prev, self.clock(), None
-        )
+        envelope = seal(self.game_id, len(self.envelopes) + 1, event, prev, self.clock(), None)
         self.envelopes.append(envelope)
         return envelope
 

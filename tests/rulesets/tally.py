@@ -112,12 +112,16 @@ class Tally(Ruleset):
         if state["finished"]:
             return []
         if state["phase"] == "bid":
-            return [] if state["bids"][seat] is not None else [
-                {"type": "bid", "amount": amount} for amount in range(10)
-            ]
+            return (
+                []
+                if state["bids"][seat] is not None
+                else [{"type": "bid", "amount": amount} for amount in range(10)]
+            )
         if state["phase"] != "turns" or seat != state["turn"] or self._round_over(state):
             return []
-        actions: list[Action] = [{"type": "play", "card": c} for c in sorted(set(state["hands"][seat]))]
+        actions: list[Action] = [
+            {"type": "play", "card": c} for c in sorted(set(state["hands"][seat]))
+        ]
         if state["deck"]["draw_pile"]:
             actions.append({"type": "draw"})
         return actions
@@ -173,8 +177,10 @@ class Tally(Ruleset):
             return None
         scores = {seat: (score,) for seat, score in enumerate(state["scores"])}
         return {
-            "scores": [{"seat": s, "total": v, "breakdown": {"cards_and_bids": v}}
-                       for s, v in enumerate(state["scores"])],
+            "scores": [
+                {"seat": s, "total": v, "breakdown": {"cards_and_bids": v}}
+                for s, v in enumerate(state["scores"])
+            ],
             "ranking": components.ranking(scores),
         }
 
@@ -190,7 +196,11 @@ class Tally(Ruleset):
         for other, hand in enumerate(fresh["hands"]):
             if other != seat:
                 fresh["hands"][other] = [unseen.pop() for _ in hand]
-            if other != seat and fresh["revealed_bids"] is None and fresh["bids"][other] is not None:
+            if (
+                other != seat
+                and fresh["revealed_bids"] is None
+                and fresh["bids"][other] is not None
+            ):
                 fresh["bids"][other] = rng.randrange(10)
         fresh["deck"]["draw_pile"] = unseen
         return fresh
