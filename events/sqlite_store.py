@@ -1,0 +1,267 @@
+"""The embedded event store: one SQLite file in WAL mode, committed means durable.
+
+Tables (created on first open):
+
+- ``events``: one row per envelope, ``position`` is a global autoincrement (the feed's
+  order), ``(game_id, seq)`` is unique, ``envelope`` is the canonical JSON text, returned
+  byte-identical.
+- ``streams``: one row per game, its version and head hash (the append's version check).
+- ``idempotency``: which seqs an idempotency key wrote, unique per game.
+- ``snapshots``: derived data after a seq, as JSON.
+
+An append is one ``BEGIN IMMEDIATE`` transaction: it takes SQLite's write lock before it
+reads the version, so two writers (threads or processes) can never both pass the check.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
+from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    game_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    envelope TEXT NOT NULL,
+    UNIQUE (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS streams (
+    game_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    head_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS idempotency (
+    game_id TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    PRIMARY KEY (game_id, idempotency_key)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    game_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (game_id, seq)
+);
+"""
+
+#: How long a writer waits for another process's write lock before giving up (seconds).
+BUSY_TIMEOUT = 30.0
+
+
+def utc_now() -> str:
+    """The recorded_at form: UTC ISO-8601 with microseconds and a ``Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class SQLiteEventStore(EventStore):
+    """Event streams in one SQLite file; safe from many threads and several processes."""
+
+    def __init__(self, path: str | Path, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        # Threads of one process queue here rather than in SQLite's busy handler, which
+        # sleeps in steps of up to 100 ms; other processes still meet SQLite's own lock.
+        self._write_lock = threading.Lock()
+        self._closed = False
+        with self._write_lock, self._transaction() as connection:
+            # executescript would COMMIT first; one statement at a time stays in this transaction.
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+
+    # -- connections ---------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            return connection
+        if self._closed:
+            raise StoreError("the store is closed")
+        try:
+            # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE).
+            connection = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            # FULL: the WAL is fsynced at every commit, so an acknowledged append survives
+            # a power cut, not only a crash of the process.
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open the event store at {self.path}: {error}") from error
+        self._local.connection = connection
+        with self._connections_lock:
+            self._connections.append(connection)
+        return connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        connection = self._connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot write to the event store at {self.path}: {error}") from error
+        try:
+            yield connection
+            connection.execute("COMMIT")
+        except BaseException as error:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            if isinstance(error, sqlite3.Error):
+                raise StoreError(f"the event store at {self.path} failed: {error}") from error
+            raise
+
+    # -- the contract --------------------------------------------------------------
+
+    def append(
+        self,
+        game_id: str,
+        events: Sequence[NewEvent],
+        expected_version: int,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        if not events:
+            raise ValueError("an append needs at least one event")
+        if expected_version < 0:
+            raise ValueError("expected_version cannot be negative")
+        with self._write_lock, self._transaction() as connection:
+            if idempotency_key is not None:
+                first = connection.execute(
+                    "SELECT first_seq, last_seq FROM idempotency"
+                    " WHERE game_id = ? AND idempotency_key = ?",
+                    (game_id, idempotency_key),
+                ).fetchone()
+                if first is not None:
+                    envelopes = self._read(
+                        connection, game_id, first[0] - 1, first[1] - first[0] + 1
+                    )
+                    return AppendResult(version=first[1], envelopes=envelopes, replayed=True)
+            row = connection.execute(
+                "SELECT version, head_hash FROM streams WHERE game_id = ?", (game_id,)
+            ).fetchone()
+            version, head_hash = row if row is not None else (0, GENESIS_HASH)
+            if version != expected_version:
+                raise ConcurrencyConflict(game_id, expected_version, version)
+            recorded_at = utc_now()
+            envelopes = []
+            rows = []
+            for offset, event in enumerate(events, start=1):
+                envelope = seal(
+                    game_id, version + offset, event, head_hash, recorded_at, idempotency_key
+                )
+                head_hash = envelope["hash"]
+                envelopes.append(envelope)
+                rows.append((game_id, envelope["seq"], canonical_json(envelope).decode("utf-8")))
+            connection.executemany(
+                "INSERT INTO events (game_id, seq, envelope) VALUES (?, ?, ?)", rows
+            )
+            new_version = version + len(events)
+            connection.execute(
+                "INSERT INTO streams (game_id, version, head_hash) VALUES (?, ?, ?)"
+                " ON CONFLICT (game_id) DO UPDATE"
+                " SET version = excluded.version, head_hash = excluded.head_hash",
+                (game_id, new_version, head_hash),
+            )
+            if idempotency_key is not None:
+                connection.execute(
+                    "INSERT INTO idempotency (game_id, idempotency_key, first_seq, last_seq)"
+                    " VALUES (?, ?, ?, ?)",
+                    (game_id, idempotency_key, version + 1, new_version),
+                )
+        return AppendResult(version=new_version, envelopes=envelopes)
+
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        return self._read(self._connection(), game_id, after, limit)
+
+    def version(self, game_id: str) -> int:
+        row = (
+            self._connection()
+            .execute("SELECT version FROM streams WHERE game_id = ?", (game_id,))
+            .fetchone()
+        )
+        return int(row[0]) if row is not None else 0
+
+    def save_snapshot(self, game_id: str, seq: int, payload: dict[str, Any]) -> None:
+        text = canonical_json(payload).decode("utf-8")
+        with self._write_lock, self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO snapshots (game_id, seq, payload) VALUES (?, ?, ?)",
+                (game_id, seq, text),
+            )
+
+    def load_snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
+        row = (
+            self._connection()
+            .execute(
+                "SELECT seq, payload FROM snapshots WHERE game_id = ? AND seq <= ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (game_id, at_most),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return int(row[0]), json.loads(row[1])
+
+    def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
+        # Appends hold the write lock from the version check to the commit, so positions
+        # become visible in increasing order: resuming after the last one seen misses nothing.
+        after = int((position or {}).get("after", 0))
+        rows = (
+            self._connection()
+            .execute(
+                "SELECT position, envelope FROM events WHERE position > ?"
+                " ORDER BY position LIMIT ?",
+                (after, limit),
+            )
+            .fetchall()
+        )
+        if rows:
+            after = int(rows[-1][0])
+        return FeedPage(events=[json.loads(text) for _, text in rows], position={"after": after})
+
+    def game_ids(self) -> list[str]:
+        rows = self._connection().execute("SELECT game_id FROM streams ORDER BY game_id")
+        return [str(row[0]) for row in rows]
+
+    def ping(self) -> bool:
+        try:
+            self._connection().execute("SELECT 1").fetchone()
+        except (sqlite3.Error, StoreError):
+            return False
+        return True
+
+    def close(self) -> None:
+        self._closed = True
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+    # -- helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _read(
+        connection: sqlite3.Connection, game_id: str, after: int, limit: int | None
+    ) -> list[Envelope]:
+        rows = connection.execute(
+            "SELECT envelope FROM events WHERE game_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (game_id, after, -1 if limit is None else limit),
+        )
+        return [json.loads(text) for (text,) in rows]

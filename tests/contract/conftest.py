@@ -1,0 +1,50 @@
+"""The backends the contract suite runs on: each test gets a fresh, empty store.
+
+A ``Backend`` opens new store objects on the same data, so a test can "reconnect".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from events.config import open_store
+from events.store import EventStore
+
+
+@dataclass
+class Backend:
+    """One store's data, opened as many times as a test likes (every object is closed after)."""
+
+    name: str
+    url: str
+    opened: list[EventStore] = field(default_factory=list)
+
+    def open(self) -> EventStore:
+        store = open_store(self.url)
+        self.opened.append(store)
+        return store
+
+    def close_all(self) -> None:
+        for store in self.opened:
+            store.close()
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
+    "sqlite": lambda request, tmp_path: f"sqlite:///{tmp_path / 'events.db'}",
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    chosen = Backend(request.param, BACKENDS[request.param](request, tmp_path))
+    yield chosen
+    chosen.close_all()
+
+
+@pytest.fixture
+def store(backend: Backend) -> EventStore:
+    return backend.open()
