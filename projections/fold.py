@@ -16,7 +16,7 @@ import hashlib
 import pickle
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,25 +253,32 @@ def apply_step(game: Game, envelope: Envelope) -> None:
         raise ReplayError(envelope["seq"], f"stored action is illegal: {error.code}") from error
 
 
+def refold(by_seq: dict[int, Envelope], effective: list[int]) -> State:
+    """The state after exactly the ``effective`` steps of an in-memory log, from scratch."""
+    again = start(by_seq[1])
+    for step in effective:
+        apply_step(again, by_seq[step])
+        again.effective.append(step)
+    return again.state
+
+
+def replay(envelopes: list[Envelope], game: Game) -> Iterator[tuple[Game, Envelope]]:
+    """Fold an in-memory log into ``game`` (started from its first event), yielding
+    (the game just before each later event, that event); ``game`` is folded in place."""
+    by_seq = {envelope["seq"]: envelope for envelope in envelopes}
+    for envelope in envelopes[1:]:
+        yield game, envelope
+        advance(game, envelope, by_seq.__getitem__, lambda eff, _seq: refold(by_seq, eff))
+
+
 def fold(envelopes: Iterable[Envelope], upto: int | None = None) -> Game:
     """Fold a whole log held in memory (no store, no snapshots): the reference fold."""
-    log = list(envelopes)
-    by_seq = {envelope["seq"]: envelope for envelope in log}
+    log = [e for e in envelopes if upto is None or e["seq"] <= upto]
     if not log:
         raise ReplayError(1, "the log is empty")
     game = start(log[0])
-
-    def rebuild(effective: list[int], seq: int) -> State:
-        again = start(log[0])
-        for step in effective:
-            apply_step(again, by_seq[step])
-            again.effective.append(step)
-        return again.state
-
-    for envelope in log[1:]:
-        if upto is not None and envelope["seq"] > upto:
-            break
-        advance(game, envelope, by_seq.__getitem__, rebuild)
+    for _step in replay(log, game):
+        pass
     return game
 
 

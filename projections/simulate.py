@@ -16,10 +16,10 @@ from events.envelope import GENESIS_HASH, Envelope, NewEvent, seal
 from projections.fold import (
     Game,
     advance,
-    apply_step,
     decide_action,
     decide_system,
     game_created_event,
+    refold,
     start,
 )
 from projections.ruleset import Action, Ruleset
@@ -64,18 +64,8 @@ def step(game: Game, log: MemoryLog, event: NewEvent) -> Envelope:
     """Append ``event`` to the log and fold it into ``game``."""
     envelope = log.append(event)
     by_seq = {e["seq"]: e for e in log.envelopes}
-
-    advance(game, envelope, by_seq.__getitem__, lambda effective, _seq: _refold(log, effective))
+    advance(game, envelope, by_seq.__getitem__, lambda effective, _seq: refold(by_seq, effective))
     return envelope
-
-
-def _refold(log: MemoryLog, effective: list[int]) -> Any:
-    again = start(log.envelopes[0])
-    by_seq = {e["seq"]: e for e in log.envelopes}
-    for seq in effective:
-        apply_step(again, by_seq[seq])
-        again.effective.append(seq)
-    return again.state
 
 
 def choose_random_action(game: Game, rng: random.Random) -> tuple[int, Action] | None:
@@ -97,9 +87,10 @@ def play_random(
     options: dict[str, Any] | None = None,
     max_steps: int = 100_000,
     on_step: Callable[[Game, Envelope], None] | None = None,
+    game_id: str = "sim",
 ) -> tuple[Game, MemoryLog]:
     """Play one game to its end with random legal actions; the choices derive from ``seed``."""
-    game, log = new_game(ruleset, players, seed, options)
+    game, log = new_game(ruleset, players, seed, options, game_id=game_id)
     chooser = random.Random(f"choices:{seed}")
     for _ in range(max_steps):
         status = ruleset.status(game.state)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from events.envelope import Envelope
-from projections.fold import Game, advance, copy_state, fold, start, step_action
+from projections.fold import Game, advance, copy_state, refold, start, step_action
 from projections.ruleset import IllegalAction, Ruleset, State
 from projections.simulate import play_random
 
@@ -141,5 +141,5 @@ def _replay_with_summaries(ruleset: Ruleset, envelopes: list[Envelope]) -> Game:
         if envelope["type"] in ("action", "system"):
             line = ruleset.summarize(game.state, step_action(envelope))
             assert isinstance(line, str) and line.strip(), "summarize gives a readable line"
-        advance(game, envelope, by_seq.__getitem__, lambda eff, seq: fold(envelopes, seq).state)
+        advance(game, envelope, by_seq.__getitem__, lambda eff, _seq: refold(by_seq, eff))
     return game
