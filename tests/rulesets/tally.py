@@ -71,13 +71,16 @@ class Tally(Ruleset):
             if card not in state["hands"][seat]:
                 raise IllegalAction("card_not_in_hand", "You can only play a card in your hand.")
             state["hands"][seat].remove(card)
+            components.discard(state["deck"], [card])
             state["tally"] += card
             state["scores"][seat] += card
         elif kind == "draw":
-            drawn = components.draw(state["deck"], 1)
-            if not drawn:
+            if not _can_draw(state):
                 raise IllegalAction("deck_empty", "The deck is empty; play a card instead.")
-            state["hands"][seat].extend(drawn)
+            state["hands"][seat].extend(components.draw(state["deck"], 1, rng))
+        elif kind == "pass":
+            if state["hands"][seat] or _can_draw(state):
+                raise IllegalAction("must_play_or_draw", "You may pass only with nothing to do.")
         else:
             raise IllegalAction("unknown_action", f"Tally has no action {kind!r}.")
         state["turns_taken"] += 1
@@ -97,7 +100,6 @@ class Tally(Ruleset):
         fitting = [(bid, seat) for seat, bid in enumerate(bids) if bid <= state["tally"]]
         if fitting:
             state["scores"][max(fitting)[1]] += 3
-        components.discard(state["deck"], [])
         if state["round"] >= state["options"]["rounds"]:
             state["finished"] = True
             state["phase"] = "finished"
@@ -122,9 +124,9 @@ class Tally(Ruleset):
         actions: list[Action] = [
             {"type": "play", "card": c} for c in sorted(set(state["hands"][seat]))
         ]
-        if state["deck"]["draw_pile"]:
+        if _can_draw(state):
             actions.append({"type": "draw"})
-        return actions
+        return actions or [{"type": "pass"}]
 
     def status(self, state: State) -> dict[str, Any]:
         system = self.system_action(state)
@@ -188,7 +190,7 @@ class Tally(Ruleset):
         from projections.fold import copy_state
 
         fresh = copy_state(state)
-        unseen = list(fresh["deck"]["draw_pile"])
+        unseen = list(fresh["deck"]["draw_pile"])  # the discard pile is face up
         for other, hand in enumerate(fresh["hands"]):
             if other != seat:
                 unseen.extend(hand)
@@ -222,10 +224,15 @@ class Tally(Ruleset):
         return None
 
     def action_schemas(self) -> dict[str, Any]:
-        return {"bid": BidSchema, "play": PlaySchema, "draw": DrawSchema}
+        return {"bid": BidSchema, "play": PlaySchema, "draw": DrawSchema, "pass": PassSchema}
 
     def reveals_hidden(self, before: State, action: Action) -> bool:
         return action.get("seat") is None or action["type"] == "draw"
+
+
+def _can_draw(state: State) -> bool:
+    deck = state["deck"]
+    return bool(deck["draw_pile"] or deck["discard_pile"])
 
 
 class BidSchema(Schema):
@@ -240,6 +247,10 @@ class PlaySchema(Schema):
 
 class DrawSchema(Schema):
     type = fields.String(required=True, validate=validate.Equal("draw"))
+
+
+class PassSchema(Schema):
+    type = fields.String(required=True, validate=validate.Equal("pass"))
 
 
 TALLY = Tally()
