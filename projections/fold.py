@@ -154,6 +154,8 @@ def decide_action(game: Game, seat: int, action: Action) -> tuple[NewEvent, Stat
     if public is not None:
         data = {"action": {key: value for key, value in public.items() if key != "seat"}}
         secret = {"visible_to": [seat], "action": body}
+    # Recorded so the undo rule can tell, without refolding, whether undo may cross it.
+    data["reveals_hidden"] = bool(ruleset.reveals_hidden(game.state, {**body, "seat": seat}))
     return NewEvent(type="action", actor={"seat": seat}, data=data, secret=secret), state
 
 
@@ -168,7 +170,11 @@ def decide_system(game: Game) -> tuple[NewEvent, State] | None:
     event = NewEvent(
         type="system",
         actor={"system": str(action["type"])},
-        data={"action": action, "public_hash": public_hash(ruleset, state)},
+        data={
+            "action": action,
+            "public_hash": public_hash(ruleset, state),
+            "reveals_hidden": bool(ruleset.reveals_hidden(game.state, {**action, "seat": None})),
+        },
     )
     return event, state
 

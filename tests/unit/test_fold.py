@@ -63,7 +63,7 @@ def test_an_illegal_action_raises_and_leaves_the_game_untouched() -> None:
 def test_secret_choices_are_stored_as_secrets_of_their_seat() -> None:
     game, _ = new_game(TALLY, ["Ann", "Bob"], seed="s")
     event, _ = decide_action(game, 1, {"type": "bid", "amount": 7})
-    assert event.data == {"action": {"type": "bid"}}
+    assert event.data == {"action": {"type": "bid"}, "reveals_hidden": False}
     assert event.secret == {"visible_to": [1], "action": {"type": "bid", "amount": 7}}
 
 
