@@ -2,6 +2,8 @@
 
 - ``sqlite:///var/meeple.db`` (relative to the working directory) or
   ``sqlite:////absolute/path.db``: the embedded store; parent directories are created.
+- ``redis://host:port/db``: one Redis server.
+- ``redis+cluster://host:port``: a Redis Cluster, reached through any of its nodes.
 """
 
 from __future__ import annotations
@@ -25,4 +27,10 @@ def open_store(url: str = DEFAULT_STORE_URL, **options: Any) -> EventStore:
         if not path:
             raise StoreError(f"the store URL {url!r} names no file")
         return SQLiteEventStore(path, **options)
-    raise StoreError(f"unknown store scheme {scheme!r} in {url!r}: use sqlite://")
+    if scheme in ("redis", "rediss", "redis+cluster"):
+        from events.redis_store import RedisEventStore
+
+        return RedisEventStore.from_url(url, **options)
+    raise StoreError(
+        f"unknown store scheme {scheme!r} in {url!r}: use sqlite://, redis:// or redis+cluster://"
+    )

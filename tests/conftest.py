@@ -5,4 +5,6 @@ from __future__ import annotations
 from projections.ruleset import register
 from tests.rulesets.tally import TALLY
 
+pytest_plugins = ["tests.redis_servers"]
+
 register(TALLY)

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import redis
 
 from events.config import open_store
 from events.store import EventStore
+from tests.redis_servers import RedisCluster
 
 
 @dataclass
@@ -33,8 +35,28 @@ class Backend:
             store.close()
 
 
+def sqlite_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'events.db'}"
+
+
+def redis_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    url: str = request.getfixturevalue("redis_server_url")
+    # Only ever a server this test run started (tests/redis_servers.py).
+    with redis.Redis.from_url(url) as client:
+        client.flushall()
+    return url
+
+
+def redis_cluster_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+    cluster.flush()
+    return cluster.url
+
+
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
-    "sqlite": lambda request, tmp_path: f"sqlite:///{tmp_path / 'events.db'}",
+    "sqlite": sqlite_url,
+    "redis": redis_url,
+    "redis-cluster": redis_cluster_url,
 }
 
 

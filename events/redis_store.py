@@ -1,0 +1,273 @@
+"""The Redis event store: one stream per game, every key of a game under its ``{game_id}``
+hash tag, so a whole game lives on one Redis Cluster slot (docs/stores.md).
+
+Keys (``meeple`` is the default prefix)::
+
+    meeple:{G}:events     stream, entry id "<seq>-1", field "e" = the envelope's canonical JSON
+    meeple:{G}:head       hash: version, hash (the last event's)
+    meeple:{G}:idem       hash: idempotency key -> "first_seq:last_seq"
+    meeple:{G}:snapshots  sorted set of snapshot seqs
+    meeple:{G}:snapdata   hash: seq -> snapshot payload (JSON)
+    meeple:{games}:set    set of registered game ids
+    meeple:{games}:log    stream of registrations, in order (the feed discovers games here)
+
+An append reads the head, seals the batch in Python (hashes need the previous hash), and
+runs ONE Lua script that declares the game's three keys and checks the idempotency key and
+then the expected version and head hash before it writes anything. A game is registered
+(its own script, on the registry's slot) before its first append, so the feed, which walks
+the registry and keeps a cursor per game, sees every game that has events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.cluster import RedisCluster
+
+from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
+from events.sqlite_store import utc_now
+from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
+
+APPEND_SCRIPT = """
+-- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag)
+-- ARGV: 1 expected version, 2 idempotency key ('' for none), 3 the head hash the batch was
+--       sealed on, 4 the batch's last hash, 5.. the envelopes' canonical JSON in seq order
+if ARGV[2] ~= '' then
+  local written = redis.call('HGET', KEYS[3], ARGV[2])
+  if written then
+    return {'replayed', written}
+  end
+end
+local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
+local head = redis.call('HGET', KEYS[2], 'hash') or ARGV[3]
+local expected = tonumber(ARGV[1])
+if version ~= expected or head ~= ARGV[3] then
+  return {'conflict', tostring(version)}
+end
+local count = #ARGV - 4
+for offset = 1, count do
+  redis.call('XADD', KEYS[1], string.format('%d-1', expected + offset), 'e', ARGV[4 + offset])
+end
+local last = expected + count
+redis.call('HSET', KEYS[2], 'version', string.format('%d', last), 'hash', ARGV[4])
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[2], string.format('%d:%d', expected + 1, last))
+end
+return {'ok', string.format('%d', last)}
+"""
+
+REGISTER_SCRIPT = """
+-- KEYS: 1 registry set, 2 registry stream (one hash tag). ARGV: 1 game id
+if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
+  redis.call('XADD', KEYS[2], '*', 'game', ARGV[1])
+end
+return 1
+"""
+
+SAVE_SNAPSHOT_SCRIPT = """
+-- KEYS: 1 snapshot seqs (sorted set), 2 snapshot payloads (hash). ARGV: 1 seq, 2 payload
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+"""
+
+LOAD_SNAPSHOT_SCRIPT = """
+-- KEYS: 1 snapshot seqs (sorted set), 2 snapshot payloads (hash). ARGV: 1 highest seq
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'LIMIT', 0, 1)
+if #found == 0 then
+  return false
+end
+return {found[1], redis.call('HGET', KEYS[2], found[1])}
+"""
+
+
+class RedisEventStore(EventStore):
+    """Event streams in Redis or a Redis Cluster (pass a ``redis.Redis`` or ``RedisCluster``)."""
+
+    def __init__(self, client: redis.Redis | RedisCluster, prefix: str = "meeple") -> None:
+        # redis-py's annotations cover its sync and async clients at once (every reply typed
+        # as "Awaitable | value"), so the client is used untyped; replies are decoded strs.
+        self.client: Any = client
+        self.prefix = prefix
+        self._append_script = client.register_script(APPEND_SCRIPT)
+        self._register_script = client.register_script(REGISTER_SCRIPT)
+        self._save_snapshot_script = client.register_script(SAVE_SNAPSHOT_SCRIPT)
+        self._load_snapshot_script = client.register_script(LOAD_SNAPSHOT_SCRIPT)
+        self._registry_set = f"{prefix}:{{games}}:set"
+        self._registry_log = f"{prefix}:{{games}}:log"
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "meeple", **options: Any) -> RedisEventStore:
+        """``redis://host:port/db`` for one server, ``redis+cluster://host:port`` for a cluster."""
+        if url.startswith("redis+cluster://"):
+            address = "redis://" + url.removeprefix("redis+cluster://")
+            client: redis.Redis | RedisCluster = RedisCluster.from_url(
+                address, decode_responses=True, **options
+            )
+        else:
+            client = redis.Redis.from_url(url, decode_responses=True, **options)
+        return cls(client, prefix)
+
+    def _key(self, game_id: str, name: str) -> str:
+        return f"{self.prefix}:{{{game_id}}}:{name}"
+
+    # -- the contract --------------------------------------------------------------
+
+    def append(
+        self,
+        game_id: str,
+        events: Sequence[NewEvent],
+        expected_version: int,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        if not events:
+            raise ValueError("an append needs at least one event")
+        if expected_version < 0:
+            raise ValueError("expected_version cannot be negative")
+        head_key = self._key(game_id, "head")
+        try:
+            if expected_version == 0:
+                # Before the first event exists, so the feed can never miss a game.
+                self._register_script(keys=[self._registry_set, self._registry_log], args=[game_id])
+            version_text, head_hash = self.client.hmget(head_key, ["version", "hash"])
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        version = int(version_text or 0)
+        if version != expected_version and idempotency_key is None:
+            raise ConcurrencyConflict(game_id, expected_version, version)
+        prev_hash = head_hash or GENESIS_HASH
+        recorded_at = utc_now()
+        envelopes: list[Envelope] = []
+        chain = prev_hash
+        for offset, event in enumerate(events, start=1):
+            envelope = seal(
+                game_id, expected_version + offset, event, chain, recorded_at, idempotency_key
+            )
+            chain = envelope["hash"]
+            envelopes.append(envelope)
+        texts = [canonical_json(envelope).decode("utf-8") for envelope in envelopes]
+        try:
+            outcome = self._append_script(
+                keys=[self._key(game_id, "events"), head_key, self._key(game_id, "idem")],
+                args=[expected_version, idempotency_key or "", prev_hash, chain, *texts],
+            )
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        verdict, detail = outcome[0], outcome[1]
+        if verdict == "ok":
+            return AppendResult(version=int(detail), envelopes=envelopes)
+        if verdict == "replayed":
+            first, last = (int(part) for part in detail.split(":"))
+            written = self.read(game_id, after=first - 1, limit=last - first + 1)
+            return AppendResult(version=last, envelopes=written, replayed=True)
+        raise ConcurrencyConflict(game_id, expected_version, int(detail))
+
+    def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        if limit is not None and limit <= 0:
+            return []
+        try:
+            entries = self.client.xrange(
+                self._key(game_id, "events"), min=f"{after + 1}-0", max="+", count=limit
+            )
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        return [json.loads(fields["e"]) for _, fields in entries]
+
+    def version(self, game_id: str) -> int:
+        try:
+            return int(self.client.hget(self._key(game_id, "head"), "version") or 0)
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+
+    def save_snapshot(self, game_id: str, seq: int, payload: dict[str, Any]) -> None:
+        keys = [self._key(game_id, "snapshots"), self._key(game_id, "snapdata")]
+        try:
+            self._save_snapshot_script(keys=keys, args=[seq, canonical_json(payload)])
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+
+    def load_snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
+        keys = [self._key(game_id, "snapshots"), self._key(game_id, "snapdata")]
+        try:
+            found = self._load_snapshot_script(keys=keys, args=[at_most])
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        if not found:
+            return None
+        return int(found[0]), json.loads(found[1])
+
+    def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
+        """Walk the registry of games and each game's stream after its own cursor.
+
+        The position is ``{"registry": last registry entry id read, "games": {game: seq}}``;
+        every key read is one game's (or the registry's), so this works on a cluster.
+        """
+        position = position or {}
+        registry_after = str(position.get("registry", "0-0"))
+        cursors = {str(game): int(seq) for game, seq in position.get("games", {}).items()}
+        try:
+            for entry_id, fields in self.client.xrange(
+                self._registry_log, min=f"({registry_after}", max="+"
+            ):
+                cursors.setdefault(fields["game"], 0)
+                registry_after = entry_id
+            games = sorted(cursors)
+            versions = self._versions(games)
+            wanted: list[tuple[str, int]] = []
+            remaining = limit
+            for game_id, version in zip(games, versions, strict=True):
+                if remaining <= 0:
+                    break
+                if version > cursors[game_id]:
+                    count = min(remaining, version - cursors[game_id])
+                    wanted.append((game_id, count))
+                    remaining -= count
+            pipeline = self.client.pipeline(transaction=False)
+            for game_id, count in wanted:
+                pipeline.xrange(
+                    self._key(game_id, "events"),
+                    min=f"{cursors[game_id] + 1}-0",
+                    max="+",
+                    count=count,
+                )
+            pages = pipeline.execute() if wanted else []
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        events: list[Envelope] = []
+        for (game_id, _), entries in zip(wanted, pages, strict=True):
+            for _, fields in entries:
+                envelope = json.loads(fields["e"])
+                events.append(envelope)
+                cursors[game_id] = envelope["seq"]
+        return FeedPage(events=events, position={"registry": registry_after, "games": cursors})
+
+    def game_ids(self) -> list[str]:
+        try:
+            registered = sorted(self.client.smembers(self._registry_set))
+            versions = self._versions(registered)
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        # A game is registered just before its first append, which may yet have failed.
+        return [game for game, version in zip(registered, versions, strict=True) if version]
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.client.ping())
+        except redis.RedisError:
+            return False
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _versions(self, game_ids: list[str]) -> list[int]:
+        if not game_ids:
+            return []
+        pipeline = self.client.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipeline.hget(self._key(game_id, "head"), "version")
+        return [int(value or 0) for value in pipeline.execute()]
