@@ -1,0 +1,275 @@
+"""The game index: one row per game, for ``GET /games`` (filter by ruleset, status, player).
+
+It is a read model: derived only from the event store's feed (``read_feed``), never the
+source of truth, and rebuilt from scratch by deleting it. ``catch_up`` reads the feed
+after the position it saved, folds each touched game (through the caller's loader, which
+caches) and upserts a summary; a row never goes back to an older version, so two
+catch-ups running at once, or an event read twice, leave the same index.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from events.store import EventStore
+from projections.fold import Game
+
+#: ``status`` filter values: a game is ``active`` until it has ``finished``.
+STATUSES = ("active", "finished")
+
+Loader = Callable[[str], Game]
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """What the index knows of one game."""
+
+    game_id: str
+    ruleset: str
+    players: list[str]
+    version: int
+    status: str
+    round: Any
+    phase: Any
+    to_act: list[int]
+    awaiting_system: str | None
+    created_at: str
+    updated_at: str
+    #: the order games were first seen in (newest first in listings)
+    order: int = 0
+
+    def public(self) -> dict[str, Any]:
+        row = asdict(self)
+        row.pop("order")
+        return row
+
+
+def summarize_game(game: Game, created_at: str, updated_at: str) -> GameRow:
+    """The index row of a folded game."""
+    status = game.ruleset.status(game.state)
+    return GameRow(
+        game_id=str(game.meta["game_id"]),
+        ruleset=str(game.meta["ruleset"]),
+        players=list(game.meta["players"]),
+        version=game.version,
+        status="finished" if status.get("finished") else "active",
+        round=status.get("round"),
+        phase=status.get("phase"),
+        to_act=list(status.get("to_act", [])),
+        awaiting_system=status.get("awaiting_system"),
+        created_at=created_at,
+        updated_at=updated_at,
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[GameRow]
+    #: pass back as ``cursor`` for the next page; None on the last page
+    next_cursor: str | None
+
+
+class GameIndex(ABC):
+    """Where the index rows and the feed position live (SQLite file or Redis keys)."""
+
+    def __init__(self) -> None:
+        self._catch_up_lock = threading.Lock()
+
+    @abstractmethod
+    def position(self) -> dict[str, Any] | None:
+        """The feed position after the last event read (None: from the start)."""
+
+    @abstractmethod
+    def save(self, rows: list[GameRow], position: dict[str, Any]) -> None:
+        """Upsert rows (never to an older version) and remember the feed position."""
+
+    @abstractmethod
+    def get(self, game_id: str) -> GameRow | None:
+        """The row of one game, if indexed."""
+
+    @abstractmethod
+    def query(
+        self,
+        ruleset: str | None = None,
+        status: str | None = None,
+        player: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> Page:
+        """Games matching every given filter, newest first, at most ``limit``."""
+
+    def close(self) -> None:  # noqa: B027 - optional
+        """Release files and connections."""
+
+    def catch_up(self, store: EventStore, load: Loader, page_size: int = 500) -> int:
+        """Read the feed to its end, updating the rows of the games it touches."""
+        read = 0
+        with self._catch_up_lock:
+            while True:
+                page = store.read_feed(self.position(), limit=page_size)
+                if not page.events:
+                    return read
+                read += len(page.events)
+                touched: dict[str, tuple[str | None, str]] = {}
+                for envelope in page.events:
+                    created = envelope["recorded_at"] if envelope["seq"] == 1 else None
+                    earlier = touched.get(envelope["game_id"], (None, ""))
+                    touched[envelope["game_id"]] = (
+                        earlier[0] or created,
+                        envelope["recorded_at"],
+                    )
+                rows = []
+                for game_id, (created_at, updated_at) in touched.items():
+                    known = self.get(game_id)
+                    if created_at is None:
+                        created_at = known.created_at if known else updated_at
+                    try:
+                        game = load(game_id)
+                    except KeyError:
+                        continue
+                    rows.append(summarize_game(game, created_at, updated_at))
+                self.save(rows, page.position)
+
+
+class SQLiteGameIndex(GameIndex):
+    """The index in its own SQLite file (beside the event store's file)."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS games (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        game_id TEXT NOT NULL UNIQUE,
+        ruleset TEXT NOT NULL,
+        status TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        row TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS game_players (
+        game_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        PRIMARY KEY (game_id, name)
+    );
+    CREATE INDEX IF NOT EXISTS games_by_ruleset ON games (ruleset, ord);
+    CREATE INDEX IF NOT EXISTS games_by_status ON games (status, ord);
+    CREATE INDEX IF NOT EXISTS players_by_name ON game_players (name);
+    CREATE TABLE IF NOT EXISTS feed (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        position TEXT NOT NULL
+    );
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        # executescript commits on its own; the statements are idempotent.
+        self._connection().executescript(self.SCHEMA)
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        connection = self._connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+    def position(self) -> dict[str, Any] | None:
+        row = self._connection().execute("SELECT position FROM feed WHERE id = 1").fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def save(self, rows: list[GameRow], position: dict[str, Any]) -> None:
+        with self._transaction() as connection:
+            for row in rows:
+                text = json.dumps(row.public(), sort_keys=True)
+                connection.execute(
+                    "INSERT INTO games (game_id, ruleset, status, version, row)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (game_id) DO UPDATE SET"
+                    " status = excluded.status, version = excluded.version, row = excluded.row"
+                    " WHERE excluded.version > games.version",
+                    (row.game_id, row.ruleset, row.status, row.version, text),
+                )
+                connection.executemany(
+                    "INSERT OR IGNORE INTO game_players (game_id, name) VALUES (?, ?)",
+                    [(row.game_id, name) for name in row.players],
+                )
+            connection.execute(
+                "INSERT INTO feed (id, position) VALUES (1, ?)"
+                " ON CONFLICT (id) DO UPDATE SET position = excluded.position",
+                (json.dumps(position, sort_keys=True),),
+            )
+
+    def get(self, game_id: str) -> GameRow | None:
+        found = (
+            self._connection()
+            .execute("SELECT ord, row FROM games WHERE game_id = ?", (game_id,))
+            .fetchone()
+        )
+        return None if found is None else GameRow(**json.loads(found[1]), order=found[0])
+
+    def query(
+        self,
+        ruleset: str | None = None,
+        status: str | None = None,
+        player: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> Page:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if ruleset is not None:
+            clauses.append("ruleset = ?")
+            params.append(ruleset)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if player is not None:
+            clauses.append("game_id IN (SELECT game_id FROM game_players WHERE name = ?)")
+            params.append(player)
+        if cursor is not None:
+            clauses.append("ord < ?")
+            params.append(int(cursor))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        found = (
+            self._connection()
+            .execute(
+                f"SELECT ord, row FROM games {where} ORDER BY ord DESC LIMIT ?",
+                (*params, limit + 1),
+            )
+            .fetchall()
+        )
+        rows = [GameRow(**json.loads(text), order=order) for order, text in found[:limit]]
+        next_cursor = str(rows[-1].order) if len(found) > limit else None
+        return Page(rows, next_cursor)
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()

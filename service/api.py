@@ -1,0 +1,509 @@
+"""The REST API's own endpoints (the webhooks and the stream live in their own blueprints).
+
+Each view's docstring ends with its OpenAPI operation in YAML after ``---``; service.openapi
+collects them into openapi.yaml (the convention is explained there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from marshmallow import Schema, ValidationError
+
+from projections.fold import Game
+from projections.ruleset import all_rulesets
+from service import commands
+from service.auth import Viewer, require_admin, require_seat, resolve_viewer
+from service.bootstrap import Services
+from service.errors import ApiError
+from service.schemas import (
+    CreateGameSchema,
+    EventQuerySchema,
+    GameListQuerySchema,
+)
+from service.visibility import visible_envelope
+
+bp = Blueprint("api", __name__)
+
+#: Idempotency-Key and If-Match values a client may send (printable, bounded).
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+_VERSION_TAG = re.compile(r'^(?:W/)?"?([0-9]{1,18})"?$')
+
+
+def services() -> Services:
+    found: Services = current_app.extensions["meeple"]
+    return found
+
+
+def service_version() -> str:
+    try:
+        return package_version("meeple-ledger")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
+# -- request helpers -------------------------------------------------------------------
+
+
+def json_body() -> Any:
+    """The request's JSON body: 415 unless it says it is JSON, 400 unless it parses."""
+    mimetype = request.mimetype or ""
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise ApiError(
+            415, "unsupported_media_type", "Send the body as JSON (Content-Type: application/json)."
+        )
+    data = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: werkzeug answers 413
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "malformed_json", "The body is not valid JSON.") from None
+
+
+def load_query(schema: Schema) -> dict[str, Any]:
+    try:
+        loaded: dict[str, Any] = schema.load(request.args.to_dict())
+    except ValidationError as error:
+        names = ", ".join(sorted(str(name) for name in error.messages_dict))
+        raise ApiError(
+            422, "invalid_query", f"Invalid query parameters: {names}.", errors=error.messages
+        ) from None
+    return loaded
+
+
+def viewer_of(game: Game | None) -> Viewer:
+    meta = None if game is None else game.meta
+    return resolve_viewer(meta, request.headers.get("Authorization"), services().config.admin_key)
+
+
+def version_tags(header: str) -> list[str]:
+    """The versions an If-Match / If-None-Match header names (``*`` kept as is)."""
+    tags = []
+    for part in header.split(","):
+        part = part.strip()
+        if part == "*":
+            tags.append("*")
+            continue
+        match = _VERSION_TAG.match(part)
+        if match is None:
+            raise ApiError(400, "invalid_header", f'{part!r} is not a game version tag like "7".')
+        tags.append(str(int(match.group(1))))
+    return tags
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def status_of(game: Game) -> dict[str, Any]:
+    status = game.ruleset.status(game.state)
+    return {
+        "round": status.get("round"),
+        "phase": status.get("phase"),
+        "to_act": list(status.get("to_act", [])),
+        "awaiting_system": status.get("awaiting_system"),
+        "finished": bool(status.get("finished")),
+    }
+
+
+# -- endpoints -------------------------------------------------------------------------
+
+
+@bp.get("/health")
+def health() -> tuple[Response, int]:
+    """Whether the store and the job queue answer, and which versions run.
+    ---
+    get:
+      operationId: getHealth
+      tags: [service]
+      summary: Health of the service
+      responses:
+        200:
+          description: Everything answers.
+          content:
+            application/json:
+              schema: HealthSchema
+        503:
+          description: The store or the queue does not answer.
+          content:
+            application/json:
+              schema: HealthSchema
+    """
+    found = services()
+    store_ok = bool(found.store.ping())
+    ping_queue = getattr(found.jobs, "ping", None)
+    queue_ok = bool(ping_queue()) if ping_queue is not None else True
+    healthy = store_ok and queue_ok
+    body = {
+        "status": "ok" if healthy else "degraded",
+        "store": store_ok,
+        "queue": queue_ok,
+        "version": service_version(),
+        "rulesets": {ruleset.id: ruleset.rules_version for ruleset in all_rulesets()},
+    }
+    return jsonify(body), 200 if healthy else 503
+
+
+@bp.get("/rulesets")
+def list_rulesets() -> Response:
+    """Every game this service hosts.
+    ---
+    get:
+      operationId: listRulesets
+      tags: [rulesets]
+      summary: The games this service hosts
+      responses:
+        200:
+          description: Each game's id, title, player counts, rules version and options.
+          content:
+            application/json:
+              schema: RulesetListSchema
+    """
+    return jsonify(
+        {
+            "rulesets": [
+                {
+                    "id": ruleset.id,
+                    "title": ruleset.title,
+                    "min_players": ruleset.min_players,
+                    "max_players": ruleset.max_players,
+                    "rules_version": ruleset.rules_version,
+                    "options": dict(ruleset.options),
+                    "actions": sorted(ruleset.action_schemas()),
+                }
+                for ruleset in all_rulesets()
+            ]
+        }
+    )
+
+
+@bp.post("/games")
+def create_game() -> tuple[Response, int, dict[str, str]]:
+    """Create a game; the seats' tokens are in this response only.
+    ---
+    post:
+      operationId: createGame
+      tags: [games]
+      summary: Create a game
+      description: >
+        Each seat's bearer token is returned here once and never again (the service keeps
+        only its hash). A ``seed`` is accepted only with the admin key.
+      security: [{}, {adminKey: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: CreateGameSchema
+      responses:
+        201:
+          description: The game, with each seat's token.
+          headers:
+            Location: Location
+          content:
+            application/json:
+              schema: CreatedGameSchema
+        401: Unauthorized
+        403: Forbidden
+    """
+    body = CreateGameSchema().load(json_body())
+    viewer = viewer_of(None)
+    if "seed" in body:
+        require_admin(viewer)
+    created = commands.create_game(
+        services(), body["ruleset"], body["players"], body["options"], seed=body.get("seed")
+    )
+    payload = {
+        "id": created.game_id,
+        "version": created.version,
+        "seats": [
+            {"seat": ticket.seat, "name": ticket.name, "token": ticket.token}
+            for ticket in created.seats
+        ],
+    }
+    headers = {
+        "Location": url_for("api.get_game", game_id=created.game_id),
+        "Cache-Control": "no-store",
+    }
+    return jsonify(payload), 201, headers
+
+
+@bp.get("/games")
+def list_games() -> Response:
+    """Games, newest first, from the game index (updated in the background).
+    ---
+    get:
+      operationId: listGames
+      tags: [games]
+      summary: List games
+      description: >
+        Served from a read model the jobs keep up to date from the event feed, so a game
+        appears (and its row moves on) a moment after its events are appended.
+      parameters:
+        - {in: query, name: ruleset, schema: {type: string, minLength: 1, maxLength: 64}}
+        - {in: query, name: status, schema: {type: string, enum: [active, finished]}}
+        - {in: query, name: player, schema: {type: string, minLength: 1, maxLength: 40},
+           description: "A player's name"}
+        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 100, default: 20}}
+        - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}$'},
+           description: "next_cursor of the previous page"}
+      responses:
+        200:
+          description: A page of games.
+          content:
+            application/json:
+              schema: GameListSchema
+    """
+    query = load_query(GameListQuerySchema())
+    page = services().game_index.query(
+        ruleset=query.get("ruleset"),
+        status=query.get("status"),
+        player=query.get("player"),
+        limit=query["limit"],
+        cursor=query.get("cursor"),
+    )
+    games = []
+    for row in page.rows:
+        public = row.public()
+        public["id"] = public.pop("game_id")
+        games.append(public)
+    return jsonify({"games": games, "next_cursor": page.next_cursor})
+
+
+@bp.get("/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    """A game's summary: players, version, status, and its result once finished.
+    ---
+    get:
+      operationId: getGame
+      tags: [games]
+      summary: A game's summary
+      responses:
+        200:
+          description: The summary; ``seed`` and ``result`` are null until the game ends.
+          content:
+            application/json:
+              schema: GameSummarySchema
+    """
+    game = commands.load_game(services(), game_id)
+    status = status_of(game)
+    finished = status["finished"]
+    meta = game.meta
+    return jsonify(
+        {
+            "id": game_id,
+            "ruleset": meta["ruleset"],
+            "rules_version": meta["rules_version"],
+            "players": meta["players"],
+            "options": meta["options"],
+            "version": game.version,
+            "seed_commitment": meta["seed_commitment"],
+            "seed": meta["seed"] if finished else None,
+            "status": status,
+            "result": game.ruleset.result(game.state) if finished else None,
+        }
+    )
+
+
+@bp.get("/games/<game_id>/state")
+def get_state(game_id: str) -> Response:
+    """The game as the bearer's seat sees it (a spectator's view without a token).
+    ---
+    get:
+      operationId: getState
+      tags: [play]
+      summary: The state as this seat sees it
+      security: [{}, {seatToken: []}]
+      parameters:
+        - IfNoneMatch
+      responses:
+        200:
+          description: The seat's view; ``ETag`` is the game's version.
+          headers:
+            ETag: ETag
+          content:
+            application/json:
+              schema: StateSchema
+        304:
+          description: The game has not moved since the version in If-None-Match.
+          headers:
+            ETag: ETag
+        401: Unauthorized
+    """
+    game = commands.load_game(services(), game_id)
+    viewer = viewer_of(game)
+    tag = etag(game.version)
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None:
+        tags = version_tags(if_none_match)
+        if "*" in tags or str(game.version) in tags:
+            response = Response(status=304)
+            response.headers["ETag"] = tag
+            response.headers["Vary"] = "Authorization"
+            return response
+    response = jsonify(
+        {
+            "id": game_id,
+            "version": game.version,
+            "seat": viewer.seat,
+            "status": status_of(game),
+            "state": game.ruleset.view(game.state, viewer.seat),
+        }
+    )
+    response.headers["ETag"] = tag
+    response.headers["Vary"] = "Authorization"
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
+
+
+@bp.get("/games/<game_id>/legal-actions")
+def get_legal_actions(game_id: str) -> Response:
+    """What the bearer's seat may do now; each action can be posted back verbatim.
+    ---
+    get:
+      operationId: getLegalActions
+      tags: [play]
+      summary: The seat's legal actions now
+      description: >
+        Empty for a spectator, for a seat with nothing to do, and while an automatic step
+        is pending (``status.awaiting_system`` of the game).
+      security: [{}, {seatToken: []}]
+      responses:
+        200:
+          description: The legal actions at this version.
+          headers:
+            ETag: ETag
+          content:
+            application/json:
+              schema: LegalActionsSchema
+        401: Unauthorized
+    """
+    game = commands.load_game(services(), game_id)
+    viewer = viewer_of(game)
+    status = game.ruleset.status(game.state)
+    actions: list[dict[str, Any]] = []
+    if viewer.seat is not None and not status.get("awaiting_system") and not status.get("finished"):
+        actions = game.ruleset.legal_actions(game.state, viewer.seat)
+    response = jsonify({"version": game.version, "seat": viewer.seat, "actions": actions})
+    response.headers["ETag"] = etag(game.version)
+    response.headers["Vary"] = "Authorization"
+    return response
+
+
+@bp.post("/games/<game_id>/actions")
+def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
+    """Play one action for the bearer's seat.
+    ---
+    post:
+      operationId: postAction
+      tags: [play]
+      summary: Play an action
+      description: >
+        The body is one action object, as ``legal-actions`` lists them. ``If-Match`` pins
+        the version the action was chosen at (stale: 409, nothing appended);
+        ``Idempotency-Key`` makes a retry return the first response and append nothing.
+      security: [{seatToken: []}]
+      parameters:
+        - IfMatch
+        - IdempotencyKey
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Action'}
+      responses:
+        201:
+          description: Appended; the seat's view after it.
+          headers:
+            ETag: ETag
+          content:
+            application/json:
+              schema: ActionResultSchema
+        401: Unauthorized
+        403: Forbidden
+        409: Conflict
+    """
+    found = services()
+    game = commands.load_game(found, game_id)
+    seat = require_seat(viewer_of(game))
+    if_match = request.headers.get("If-Match")
+    expected = None
+    if if_match is not None:
+        tags = [tag for tag in version_tags(if_match) if tag != "*"]
+        if len(tags) > 1:
+            raise ApiError(400, "invalid_header", "If-Match names one version.")
+        expected = int(tags[0]) if tags else None
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not _IDEMPOTENCY_KEY.match(key):
+        raise ApiError(
+            400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
+        )
+    action = load_action(game, json_body())
+    result = commands.act(found, game_id, seat, action, expected, key)
+    view = result.game.ruleset.view(result.game.state, seat)
+    headers = {"ETag": etag(result.version)}
+    if result.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return jsonify({"seq": result.seq, "version": result.version, "state": view}), 201, headers
+
+
+def load_action(game: Game, body: Any) -> dict[str, Any]:
+    """The body as an action of this game, validated by its schema for its ``type``."""
+    if not isinstance(body, dict):
+        raise ValidationError({"_schema": ["An action is a JSON object with a 'type'."]})
+    kind = body.get("type")
+    if not isinstance(kind, str):
+        raise ValidationError({"type": ["Missing or not a string."]})
+    schemas = game.ruleset.action_schemas()
+    if not schemas:
+        return dict(body)
+    schema = schemas.get(kind)
+    if schema is None:
+        choices = ", ".join(sorted(schemas))
+        raise ValidationError(
+            {"type": [f"{game.ruleset.title} has no action {kind!r}: {choices}."]}
+        )
+    loaded: dict[str, Any] = schema().load(body)
+    return loaded
+
+
+@bp.get("/games/<game_id>/events")
+def get_events(game_id: str) -> Response:
+    """The game's log as this viewer may see it.
+    ---
+    get:
+      operationId: getEvents
+      tags: [play]
+      summary: The event log
+      description: >
+        Secret parts of events are shown only to the seats they name, and to everyone once
+        the game has finished; a withheld part is ``secret: null`` with ``redacted: true``.
+      security: [{}, {seatToken: []}, {adminKey: []}]
+      parameters:
+        - {in: query, name: after, schema: {type: integer, minimum: 0, default: 0},
+           description: "Events with seq greater than this"}
+        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
+           default: 100}}
+      responses:
+        200:
+          description: Up to ``limit`` events after ``after``.
+          content:
+            application/json:
+              schema: EventPageSchema
+        401: Unauthorized
+    """
+    found = services()
+    game = commands.load_game(found, game_id)
+    viewer = viewer_of(game)
+    query = load_query(EventQuerySchema())
+    finished = bool(game.ruleset.status(game.state).get("finished"))
+    envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
+    events = [
+        visible_envelope(envelope, viewer.seat, finished=finished, admin=viewer.admin)
+        for envelope in envelopes
+        if envelope["seq"] <= game.version
+    ]
+    return jsonify({"events": events, "version": game.version})

@@ -1,0 +1,39 @@
+"""The Flask application factory (Flask tutorial style): ``create_app(config)``.
+
+``app.extensions["meeple"]`` holds the ``Services`` the views and the jobs share.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from flask import Flask
+
+from service.bootstrap import Services, bootstrap
+from service.config import Config, load_config
+from service.errors import register_error_handlers
+
+#: Blueprints of the other parts of the service (notifications, the live stream), each a
+#: module exposing ``bp``; registered when present.
+EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream")
+
+
+def create_app(config: Config | None = None, services: Services | None = None) -> Flask:
+    """The API for ``config`` (default: from the environment), or around ready ``services``."""
+    if services is None:
+        services = bootstrap(config if config is not None else load_config())
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = services.config.max_body_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["meeple"] = services
+    register_error_handlers(app)
+
+    from service import api, docs
+
+    app.register_blueprint(api.bp)
+    app.register_blueprint(docs.bp)
+    for name in EXTRA_BLUEPRINTS:
+        if importlib.util.find_spec(name) is not None:
+            app.register_blueprint(importlib.import_module(name).bp)
+    return app

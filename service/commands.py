@@ -1,0 +1,328 @@
+"""The application layer: what the HTTP handlers and the background jobs do to games.
+
+A command: load the game (the Folder's cache, else snapshot + fold) -> decide on a copy
+-> append at the expected version -> advance the cache -> hand over to the jobs. Errors
+are domain errors (IllegalAction, ConcurrencyConflict, GameNotFound, AwaitingSystemStep,
+CommandError); ``service.errors`` alone maps them to HTTP statuses.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from events.envelope import Envelope, NewEvent
+from events.store import AppendResult, ConcurrencyConflict
+from projections.fold import STEP_TYPES, Game, decide_action, game_created_event, step_action
+from projections.rng import derive_rng
+from projections.ruleset import Action, IllegalAction, State, get_ruleset
+from service.auth import new_token, token_hash
+
+if TYPE_CHECKING:
+    from service.bootstrap import Services
+
+log = logging.getLogger(__name__)
+
+#: What a game id may look like; anything else is no game (and never reaches the store).
+GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class GameNotFound(Exception):
+    """No game has this id."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r}")
+        self.game_id = game_id
+
+
+class AwaitingSystemStep(Exception):
+    """The game waits for an automatic step (scoring, a reveal ...); seats wait too."""
+
+    def __init__(self, step: str) -> None:
+        super().__init__(f"awaiting the automatic step {step!r}")
+        self.step = step
+
+
+class CommandError(Exception):
+    """A request the service refuses before the rules see it (bad players, options ...)."""
+
+    def __init__(self, code: str, message: str, fields: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.fields = fields or {}
+
+
+@dataclass(frozen=True)
+class SeatTicket:
+    """A seat of a new game and its bearer token (shown once, never stored)."""
+
+    seat: int
+    name: str
+    token: str
+
+
+@dataclass(frozen=True)
+class CreatedGame:
+    game_id: str
+    version: int
+    seats: list[SeatTicket]
+
+
+@dataclass(frozen=True)
+class ActResult:
+    """An accepted action: its event's seq and the game right after it."""
+
+    seq: int
+    game: Game
+    replayed: bool = False
+
+    @property
+    def version(self) -> int:
+        return self.game.version
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def load_game(services: Services, game_id: str, at: int | None = None) -> Game:
+    """The game (a copy the caller owns) from the cache or the nearest snapshot."""
+    if not GAME_ID.match(game_id):
+        raise GameNotFound(game_id)
+    try:
+        return services.folder.load(game_id, at=at)
+    except KeyError:
+        raise GameNotFound(game_id) from None
+
+
+def catch_up(services: Services) -> int:
+    """Bring the game index up to date with the store's feed; how many events it read.
+
+    The jobs call this after appends and periodically; it is safe to run concurrently.
+    """
+    return services.game_index.catch_up(services.store, services.folder.load)
+
+
+# -- creating ------------------------------------------------------------------------
+
+
+def create_game(
+    services: Services,
+    ruleset_id: str,
+    players: Sequence[str],
+    options: Mapping[str, Any] | None = None,
+    seed: str | None = None,
+    sandbox: bool = False,
+) -> CreatedGame:
+    """Append a new game's ``game_created``; each seat gets a fresh token shown only here."""
+    try:
+        ruleset = get_ruleset(ruleset_id)
+    except KeyError:
+        raise CommandError(
+            "unknown_ruleset",
+            f"There is no game {ruleset_id!r}; GET /rulesets lists them.",
+            {"ruleset": ["Unknown ruleset."]},
+        ) from None
+    players = list(players)
+    if not ruleset.min_players <= len(players) <= ruleset.max_players:
+        raise CommandError(
+            "invalid_player_count",
+            f"{ruleset.title} is played by {ruleset.min_players} to {ruleset.max_players} "
+            f"players, not {len(players)}.",
+            {"players": ["Wrong number of players."]},
+        )
+    merged = _merged_options(ruleset.options, dict(options or {}))
+    seed = seed if seed is not None else secrets.token_hex(32)
+    try:
+        # Set up once before anything is stored, so a bad option can never leave a game
+        # whose log cannot be folded.
+        ruleset.setup(list(players), dict(merged), derive_rng(seed, 0))
+    except IllegalAction as error:
+        raise CommandError("invalid_option", error.message, {"options": [error.message]}) from None
+    except (ValueError, TypeError, KeyError, IndexError) as error:
+        message = f"These options cannot set up a game of {ruleset.title}."
+        raise CommandError("invalid_option", message, {"options": [str(error)]}) from None
+    tokens = [new_token() for _ in players]
+    event = game_created_event(
+        ruleset,
+        players,
+        merged,
+        seed,
+        sandbox=sandbox,
+        seat_token_hashes=[token_hash(token) for token in tokens],
+    )
+    while True:
+        game_id = uuid.uuid4().hex
+        try:
+            result = append(services, game_id, [event], expected_version=0)
+        except ConcurrencyConflict:  # pragma: no cover - a 122-bit collision
+            continue
+        break
+    seats = [
+        SeatTicket(seat, name, token)
+        for seat, (name, token) in enumerate(zip(players, tokens, strict=True))
+    ]
+    return CreatedGame(game_id, result.version, seats)
+
+
+def _merged_options(defaults: Mapping[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise CommandError(
+            "unknown_option",
+            f"Unknown options: {', '.join(unknown)}; GET /rulesets lists each game's options.",
+            {"options": {name: ["Unknown option."] for name in unknown}},
+        )
+    wrong = {
+        name: [f"Must be of the same kind as the default {defaults[name]!r}."]
+        for name, value in options.items()
+        if not _same_kind(value, defaults[name])
+    }
+    if wrong:
+        raise CommandError(
+            "invalid_option",
+            f"Options of the wrong kind: {', '.join(sorted(wrong))}.",
+            {"options": wrong},
+        )
+    return {**defaults, **options}
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, int | float):
+        return isinstance(value, int | float)
+    return isinstance(value, type(default))
+
+
+# -- acting --------------------------------------------------------------------------
+
+
+def act(
+    services: Services,
+    game_id: str,
+    seat: int,
+    action: Action,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+) -> ActResult:
+    """Apply a seat's action and append it.
+
+    ``expected_version`` (If-Match) pins the version: stale -> ConcurrencyConflict, nothing
+    appended. Without it a concurrent append is retried a bounded number of times on the
+    new state. A repeated ``idempotency_key`` of this seat returns the first result.
+    """
+    # Keys are per seat: another seat reusing a key must never see this seat's response.
+    key = f"seat{seat}:{idempotency_key}" if idempotency_key is not None else None
+    attempts = services.config.action_retries + 1
+    for attempt in range(attempts):
+        game = load_game(services, game_id)
+        try:
+            if expected_version is not None and expected_version != game.version:
+                raise ConcurrencyConflict(game_id, expected_version, game.version)
+            _check_may_act(game, seat)
+            event, new_state = decide_action(game, seat, action)
+        except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
+            earlier = _earlier_result(services, game_id, seat, key, action)
+            if earlier is not None:
+                return earlier
+            raise
+        try:
+            result = append(
+                services, game_id, [event], game.version, key, game=game, new_state=new_state
+            )
+        except ConcurrencyConflict:
+            if expected_version is not None or attempt == attempts - 1:
+                earlier = _earlier_result(services, game_id, seat, key, action)
+                if earlier is not None:
+                    return earlier
+                raise
+            continue
+        if result.replayed:
+            return _replayed(services, game_id, seat, result.envelopes[0], action)
+        return ActResult(result.version, game)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_may_act(game: Game, seat: int) -> None:
+    ruleset = game.ruleset
+    status = ruleset.status(game.state)
+    if status.get("finished"):
+        raise IllegalAction("game_finished", "The game is over.")
+    if status.get("awaiting_system"):
+        raise AwaitingSystemStep(str(status["awaiting_system"]))
+    # A seat outside ``to_act`` may still have free actions (DESIGN.md), which
+    # legal_actions lists; with none, the rules' own answer would only be less clear.
+    if seat not in status.get("to_act", []) and not ruleset.legal_actions(game.state, seat):
+        raise IllegalAction("not_your_turn", "It is not your turn.")
+
+
+def _earlier_result(
+    services: Services, game_id: str, seat: int, key: str | None, action: Action
+) -> ActResult | None:
+    """The result of an earlier append with this idempotency key, if there was one.
+
+    Only read on the error path: a retry that arrives after the game moved on.
+    """
+    if key is None:
+        return None
+    for envelope in services.store.read(game_id):
+        if envelope.get("idempotency_key") == key:
+            return _replayed(services, game_id, seat, envelope, action)
+    return None
+
+
+def _replayed(
+    services: Services, game_id: str, seat: int, envelope: Envelope, action: Action
+) -> ActResult:
+    first = {name: value for name, value in step_action(envelope).items() if name != "seat"}
+    if first != {name: value for name, value in action.items() if name != "seat"}:
+        raise CommandError(
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used for a different action.",
+        )
+    seq = int(envelope["seq"])
+    return ActResult(seq, load_game(services, game_id, at=seq), replayed=True)
+
+
+def append(
+    services: Services,
+    game_id: str,
+    events: Sequence[NewEvent],
+    expected_version: int,
+    idempotency_key: str | None = None,
+    *,
+    game: Game | None = None,
+    new_state: State | None = None,
+) -> AppendResult:
+    """Append ``events`` at ``expected_version``, advance the cached game, run the jobs.
+
+    ``game`` (at ``expected_version``, owned by the caller) and ``new_state`` (after the one
+    step event being appended) let the cache advance without folding the step again.
+    """
+    result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    if (
+        not result.replayed
+        and game is not None
+        and new_state is not None
+        and len(result.envelopes) == 1
+        and result.envelopes[0]["type"] in STEP_TYPES
+    ):
+        game.state = new_state
+        game.effective.append(result.version)
+        game.redo.clear()
+        game.version = result.version
+        services.folder.remember(game)
+    try:
+        services.jobs.after_append(game_id, result.version)
+    except Exception:
+        # The events are stored whatever happens here; the jobs' periodic sweep catches up.
+        log.exception("could not hand game %s version %s to the jobs", game_id, result.version)
+    return result

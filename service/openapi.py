@@ -1,0 +1,270 @@
+"""openapi.yaml, generated from the running app's views and marshmallow schemas (apispec).
+
+One source of truth: ``meeple openapi`` (``make openapi``) writes openapi.yaml from the code,
+and tests/api/test_openapi.py fails when the file and the code drift apart.
+
+How a view documents itself (every blueprint, the webhooks and the stream included):
+
+- its docstring ends with ``---`` and then the OpenAPI operation(s) in YAML, keyed by
+  method (``get:``, ``post:``), as apispec's ``load_operations_from_docstring`` reads them;
+- bodies name marshmallow schema classes by their class name (``schema: WebhookSchema``);
+  the class must be imported somewhere (defining it registers it with marshmallow). It
+  becomes ``#/components/schemas/Webhook`` (the ``Schema`` suffix dropped; schemas of a game
+  package are prefixed with the game, e.g. ``TallyBid``);
+- path parameters (``<game_id>``) are added from the URL rule when not declared;
+- error responses: declare the ones particular to the view by the shared responses' names
+  (``401: Unauthorized``, ``403: Forbidden``, ``409: Conflict``, ``404: NotFound``,
+  ``400: BadRequest``, ``422: UnprocessableEntity``; see SHARED_RESPONSES). Added to every
+  operation unless it declares them: 500 and 503; 404 when the path has parameters; 400,
+  413, 415 and 422 when it has a request body; 422 when it has query parameters;
+- security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
+  token is optional. Shared headers (``ETag: ETag``, ``Location: Location``,
+  ``Retry-After: RetryAfter``) and parameters (``- IfMatch``, ``- IfNoneMatch``,
+  ``- IdempotencyKey``) are named the same way; see ``build_spec``.
+
+Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
+by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.common import resolve_schema_cls
+from apispec.yaml_utils import load_operations_from_docstring
+from flask import Flask
+
+from projections.ruleset import Ruleset, all_rulesets
+from service import schemas as api_schemas
+from service.errors import PROBLEM_MEDIA_TYPE, PROBLEMS
+
+TITLE = "Meeple Ledger"
+OPENAPI_VERSION = "3.0.3"
+_RULE_ARGUMENT = re.compile(r"<(?:[a-z_]+:)?([a-z_]+)>")
+_METHODS = ("get", "put", "post", "patch", "delete")
+
+DESCRIPTION = """\
+An event-sourced game-state service for modern board games. Every action is an immutable
+event in a hash-chained log, one stream per game; a game's state is the fold of its events.
+
+Seats authenticate with the bearer token they were given when the game was created. Errors
+are `application/problem+json` with a stable `code`; see docs/api.md for the conventions
+(versions and ETags, If-Match, Idempotency-Key, pagination)."""
+
+
+def product_rulesets() -> list[Ruleset]:
+    """The rulesets this build ships (projections/games), without test-only ones."""
+    return [r for r in all_rulesets() if type(r).__module__.startswith("projections.games.")]
+
+
+def schema_name(schema: Any) -> str:
+    """Component name of a schema: its class name without ``Schema``, prefixed by its game."""
+    cls = resolve_schema_cls(schema)  # a class, an instance, or a class name
+    if isinstance(cls, list):
+        cls = cls[0]
+    name = cls.__name__.removesuffix("Schema") or cls.__name__
+    module = cls.__module__
+    prefix = ""
+    if module.startswith("projections.games.") or module.startswith("tests.rulesets."):
+        prefix = _camel(module.split(".")[2])
+    if prefix and not name.startswith(prefix):
+        name = prefix + name
+    return name
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _problem_response(description: str, retry_after: bool = False) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+    if retry_after:
+        response["headers"] = {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
+    return response
+
+
+def _codes(status: int) -> str:
+    return ", ".join(f"`{code}`" for code, (value, _) in PROBLEMS.items() if value == status)
+
+
+SHARED_RESPONSES = {
+    "BadRequest": (400, "Malformed JSON or header"),
+    "Unauthorized": (401, "Missing or invalid token"),
+    "Forbidden": (403, "The token may not do this"),
+    "NotFound": (404, "No such game or resource"),
+    "Conflict": (409, "The game moved on, or an automatic step is pending (Retry-After)"),
+    "PayloadTooLarge": (413, "The body is over the size limit"),
+    "UnsupportedMediaType": (415, "The body is not JSON"),
+    "UnprocessableEntity": (
+        422,
+        "Schema errors (naming the fields), or an action the rules forbid (the game's code)",
+    ),
+    "InternalError": (500, "Something went wrong on the server (no details are leaked)"),
+    "ServiceUnavailable": (503, "The event store is unavailable"),
+}
+
+
+def build_spec(app: Flask, rulesets: list[Ruleset] | None = None) -> dict[str, Any]:
+    """The OpenAPI document of ``app`` with the actions of ``rulesets`` (default: all)."""
+    rulesets = all_rulesets() if rulesets is None else rulesets
+    spec = APISpec(
+        title=TITLE,
+        version=_version(),
+        openapi_version=OPENAPI_VERSION,
+        plugins=[MarshmallowPlugin(schema_name_resolver=schema_name)],
+        info={"description": DESCRIPTION},
+    )
+    components = spec.components
+    components.schema("Problem", schema=api_schemas.ProblemSchema)
+    components.security_scheme(
+        "seatToken",
+        {"type": "http", "scheme": "bearer", "description": "A seat's token from POST /games"},
+    )
+    components.security_scheme(
+        "adminKey", {"type": "http", "scheme": "bearer", "description": "MEEPLE_ADMIN_KEY"}
+    )
+    for name, (status, description) in SHARED_RESPONSES.items():
+        components.response(
+            name,
+            _problem_response(
+                f"{description}. Codes: {_codes(status)}" if _codes(status) else description,
+                retry_after=status == 409,
+            ),
+        )
+    components.header(
+        "ETag", {"description": "The game's version, quoted", "schema": {"type": "string"}}
+    )
+    components.header(
+        "Location", {"description": "Where the new resource lives", "schema": {"type": "string"}}
+    )
+    components.header(
+        "RetryAfter", {"description": "Seconds to wait", "schema": {"type": "integer"}}
+    )
+    components.parameter(
+        "IfMatch",
+        "header",
+        {
+            "name": "If-Match",
+            "description": 'The version the action was chosen at, e.g. "7"; stale -> 409',
+            "schema": {"type": "string", "pattern": '^(W/)?"?[0-9]{1,18}"?$'},
+        },
+    )
+    components.parameter(
+        "IfNoneMatch",
+        "header",
+        {
+            "name": "If-None-Match",
+            "description": "A version from an earlier ETag; unchanged -> 304",
+            "schema": {"type": "string", "pattern": '^(W/)?"?[0-9]{1,18}"?$'},
+        },
+    )
+    components.parameter(
+        "IdempotencyKey",
+        "header",
+        {
+            "name": "Idempotency-Key",
+            "description": "A retry with the same key returns the first response",
+            "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,200}$"},
+        },
+    )
+    _action_components(spec, rulesets)
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        if rule.endpoint == "static":
+            continue
+        view = app.view_functions[rule.endpoint]
+        operations = load_operations_from_docstring(view.__doc__ or "")
+        operations = {
+            method: operation
+            for method, operation in operations.items()
+            if method in _METHODS and method.upper() in (rule.methods or ())
+        }
+        if not operations:
+            continue
+        path = _RULE_ARGUMENT.sub(r"{\1}", rule.rule)
+        for operation in operations.values():
+            _complete(operation, list(rule.arguments))
+        spec.path(path=path, operations=operations)
+    return spec.to_dict()
+
+
+def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
+    per_game = []
+    for ruleset in rulesets:
+        game = _camel(ruleset.id)
+        refs: dict[str, str] = {}
+        for kind, schema in sorted(ruleset.action_schemas().items()):
+            name = f"{game}{_camel(kind)}Action"
+            spec.components.schema(name, schema=schema)
+            refs[kind] = f"#/components/schemas/{name}"
+        union: dict[str, Any]
+        if refs:
+            union = {
+                "oneOf": [{"$ref": ref} for ref in refs.values()],
+                "discriminator": {"propertyName": "type", "mapping": refs},
+            }
+        else:
+            union = {
+                "type": "object",
+                "required": ["type"],
+                "properties": {"type": {"type": "string"}},
+            }
+        union["description"] = f"An action of {ruleset.title}"
+        spec.components.schema(f"{game}Action", union)
+        per_game.append({"$ref": f"#/components/schemas/{game}Action"})
+    action: dict[str, Any] = {"description": "An action of the game's ruleset: {type, ...}"}
+    if per_game:
+        action["anyOf"] = per_game
+    else:
+        action.update(type="object", required=["type"], properties={"type": {"type": "string"}})
+    spec.components.schema("Action", action)
+
+
+def _complete(operation: dict[str, Any], arguments: list[str]) -> None:
+    parameters = operation.setdefault("parameters", [])
+    declared = {p.get("name") for p in parameters if isinstance(p, dict)}
+    has_header_parameter = any(isinstance(p, str) for p in parameters)
+    for name in sorted(arguments):
+        if name not in declared:
+            parameters.append(
+                {
+                    "in": "path",
+                    "name": name,
+                    "required": True,
+                    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                }
+            )
+    if not parameters:
+        operation.pop("parameters")
+    responses = operation.setdefault("responses", {})
+    wanted = ["InternalError", "ServiceUnavailable"]
+    if arguments:
+        wanted.append("NotFound")
+    if "requestBody" in operation:
+        wanted += ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "UnprocessableEntity"]
+    if any(isinstance(p, dict) and p.get("in") == "query" for p in parameters):
+        wanted.append("UnprocessableEntity")
+    if has_header_parameter:
+        wanted.append("BadRequest")  # a malformed header
+    for name in wanted:
+        status = SHARED_RESPONSES[name][0]
+        if status not in responses and str(status) not in responses:
+            responses[status] = name
+    operation["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
+
+
+def _version() -> str:
+    from service.api import service_version
+
+    return service_version()
+
+
+def spec_yaml(app: Flask, rulesets: list[Ruleset] | None = None) -> str:
+    """openapi.yaml's text."""
+    return yaml.safe_dump(build_spec(app, rulesets), sort_keys=False, allow_unicode=True, width=100)

@@ -1,0 +1,212 @@
+"""Request and response bodies as marshmallow schemas (and, through apispec, openapi.yaml).
+
+Response schemas describe what the service sends; they are used for documentation and by
+the tests that check every response against openapi.yaml, not to filter responses.
+"""
+
+from __future__ import annotations
+
+from marshmallow import RAISE, Schema, fields, validate
+
+#: A name a person reads at the table; bounded so a listing stays a listing.
+PLAYER_NAME = validate.Length(min=1, max=40)
+
+
+class ProblemSchema(Schema):
+    """An error (RFC 9457 problem details) with the API's stable ``code``."""
+
+    type = fields.String(required=True, metadata={"description": "Link to the code's entry"})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True, metadata={"description": "A sentence a player reads"})
+    code = fields.String(required=True, metadata={"description": "Stable snake_case code"})
+    errors = fields.Dict(metadata={"description": "Invalid fields and what is wrong with each"})
+    current_version = fields.Integer(metadata={"description": "With version_conflict"})
+    step = fields.String(metadata={"description": "With awaiting_system_step: the pending step"})
+
+
+class HealthSchema(Schema):
+    status = fields.String(required=True, validate=validate.OneOf(["ok", "degraded"]))
+    store = fields.Boolean(required=True, metadata={"description": "The event store answers"})
+    queue = fields.Boolean(required=True, metadata={"description": "The job queue answers"})
+    version = fields.String(required=True, metadata={"description": "The service's version"})
+    rulesets = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={"description": "ruleset id -> rules_version"},
+    )
+
+
+class RulesetSchema(Schema):
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    rules_version = fields.String(required=True)
+    options = fields.Dict(required=True, metadata={"description": "option name -> default"})
+    actions = fields.List(
+        fields.String(), required=True, metadata={"description": "The action types of this game"}
+    )
+
+
+class RulesetListSchema(Schema):
+    rulesets = fields.List(fields.Nested(RulesetSchema), required=True)
+
+
+class CreateGameSchema(Schema):
+    """POST /games: a new game of ``ruleset`` for these players, seated in this order."""
+
+    class Meta:
+        unknown = RAISE
+
+    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    players = fields.List(
+        fields.String(validate=PLAYER_NAME),
+        required=True,
+        validate=validate.Length(min=1, max=16),
+    )
+    options = fields.Dict(keys=fields.String(), load_default=dict)
+    seed = fields.String(
+        validate=validate.Length(min=1, max=256),
+        metadata={"description": "Only with the admin key; otherwise the server draws one"},
+    )
+
+
+class SeatTokenSchema(Schema):
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(
+        required=True, metadata={"description": "The seat's bearer token: shown only once"}
+    )
+
+
+class CreatedGameSchema(Schema):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
+
+
+class GameStatusSchema(Schema):
+    round = fields.Raw(required=True, allow_none=True)
+    phase = fields.Raw(required=True, allow_none=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    awaiting_system = fields.String(required=True, allow_none=True)
+    finished = fields.Boolean(required=True)
+
+
+class GameSummarySchema(Schema):
+    id = fields.String(required=True)
+    ruleset = fields.String(required=True)
+    rules_version = fields.String(required=True)
+    players = fields.List(fields.String(), required=True)
+    options = fields.Dict(required=True)
+    version = fields.Integer(required=True)
+    seed_commitment = fields.String(required=True)
+    seed = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Revealed once the game has finished, null before"},
+    )
+    status = fields.Nested(GameStatusSchema, required=True)
+    result = fields.Dict(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Scores with their breakdown and the ranking, once finished"},
+    )
+
+
+class GameRowSchema(Schema):
+    id = fields.String(required=True)
+    ruleset = fields.String(required=True)
+    players = fields.List(fields.String(), required=True)
+    version = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
+    round = fields.Raw(required=True, allow_none=True)
+    phase = fields.Raw(required=True, allow_none=True)
+    to_act = fields.List(fields.Integer(), required=True)
+    awaiting_system = fields.String(required=True, allow_none=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+
+
+class GameListSchema(Schema):
+    games = fields.List(fields.Nested(GameRowSchema), required=True)
+    next_cursor = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Pass as ?cursor= for the next page; null on the last"},
+    )
+
+
+class GameListQuerySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ruleset = fields.String(validate=validate.Length(min=1, max=64))
+    status = fields.String(validate=validate.OneOf(["active", "finished"]))
+    player = fields.String(validate=PLAYER_NAME)
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,18}$"))
+
+
+class StateSchema(Schema):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seat = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null for a spectator"}
+    )
+    status = fields.Nested(GameStatusSchema, required=True)
+    state = fields.Dict(required=True, metadata={"description": "The game as this seat sees it"})
+
+
+class LegalActionsSchema(Schema):
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True, allow_none=True)
+    actions = fields.List(
+        fields.Dict(), required=True, metadata={"description": "Each can be posted back verbatim"}
+    )
+
+
+class ActionResultSchema(Schema):
+    seq = fields.Integer(required=True)
+    version = fields.Integer(required=True)
+    state = fields.Dict(required=True, metadata={"description": "The seat's view after it"})
+
+
+class EventSchema(Schema):
+    game_id = fields.String(required=True)
+    seq = fields.Integer(required=True)
+    type = fields.String(required=True)
+    schema_version = fields.Integer(required=True)
+    actor = fields.Dict(required=True)
+    data = fields.Dict(required=True)
+    secret = fields.Dict(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Only for the seats it names (all after the game ends)"},
+    )
+    recorded_at = fields.String(required=True)
+    idempotency_key = fields.String(required=True, allow_none=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+    redacted = fields.Boolean(metadata={"description": "true when the secret part is withheld"})
+
+
+class EventPageSchema(Schema):
+    events = fields.List(fields.Nested(EventSchema), required=True)
+    version = fields.Integer(required=True, metadata={"description": "The game's version now"})
+
+
+class EventQuerySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    after = fields.Integer(load_default=0, validate=validate.Range(0, 2**53))
+    limit = fields.Integer(load_default=100, validate=validate.Range(1, 1000))
+
+
+class ActionSchema(Schema):
+    """Any action of any game: an object with a ``type`` (each game's schemas say the rest)."""
+
+    type = fields.String(required=True)
