@@ -4,7 +4,7 @@ Two runners execute the same job functions:
 
 - ``InProcessJobs`` (no ``MEEPLE_REDIS_URL``): a small thread pool inside the API process, so
   the embedded default needs nothing else running;
-- ``RQJobs`` (``MEEPLE_REDIS_URL`` set): jobs go to an RQ queue on Redis and ``meeple worker``
+- ``RQJobs`` (``MEEPLE_REDIS_URL`` set): jobs go to RQ queues on Redis and ``meeple worker``
   processes (``run_worker``) run them.
 
 A job function takes the process's ``Services`` first and plain JSON arguments after it, so
@@ -14,29 +14,81 @@ RQ can carry its arguments and the in-process runner can call it directly.
 once: it appends at the expected version with an idempotency key derived from
 ``(game_id, version)``, so a second run (a retry, a duplicate enqueue, a second worker, the
 sweeper) either replays the first append or meets a conflict, and appends nothing.
+
+Nothing is lost with a job: every step due is also written to the job state
+(``service.job_state``) before its job is enqueued, and a *sweep* (every
+``MEEPLE_SWEEP_INTERVAL`` seconds in each worker, and in the in-process runner) runs any step
+left due longer than ``MEEPLE_STEP_GRACE`` seconds - a worker killed with SIGKILL mid-job
+leaves its step due, and the next sweep appends it. The sweep also starts webhook retries
+whose time has come and catches the read models up.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
+import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import redis
 
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
+from service import notifications
+from service.job_state import JobState, open_job_state
 
 log = logging.getLogger(__name__)
 
+#: RQ queues, in the order a worker serves them: steps first, so slow webhook receivers
+#: never hold up a game's scoring.
+STEPS_QUEUE = "meeple-steps"
+NOTIFICATIONS_QUEUE = "meeple-notifications"
+QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
 
-class ServicesLike(Protocol):
-    """What a job needs of service.bootstrap.Services."""
 
-    store: Any
-    folder: Any
-    jobs: Any
+@dataclass(frozen=True)
+class JobSettings:
+    """How the jobs run; each field has a ``MEEPLE_*`` variable (docs/operations.md)."""
+
+    #: MEEPLE_JOB_THREADS: threads of the in-process runner.
+    job_threads: int = 4
+    #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
+    sweep_interval: float = 2.0
+    #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
+    step_grace: float = 10.0
+    #: MEEPLE_WEBHOOK_MAX_ATTEMPTS: attempts of one delivery before it is marked failed.
+    webhook_max_attempts: int = 8
+    #: MEEPLE_WEBHOOK_RETRY_BASE: seconds before the first retry; doubled for each next one.
+    webhook_retry_base: float = 5.0
+    #: MEEPLE_WEBHOOK_TIMEOUT: seconds to wait for a receiver's answer.
+    webhook_timeout: float = 10.0
+    #: MEEPLE_STREAM_POLL: seconds between two reads of the store by an SSE stream.
+    stream_poll: float = 2.0
+    #: MEEPLE_STREAM_HEARTBEAT: seconds of silence after which a stream sends a comment.
+    stream_heartbeat: float = 15.0
+    #: MEEPLE_STREAM_MAX_SECONDS: a stream ends after this long; clients reconnect with
+    #: Last-Event-ID (EventSource does so by itself).
+    stream_max_seconds: float = 300.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> JobSettings:
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            raw = env.get(f"MEEPLE_{field.name.upper()}", "").strip()
+            if raw:
+                kind = int if field.type in ("int", int) else float
+                try:
+                    values[field.name] = kind(raw)
+                except ValueError:
+                    raise ValueError(
+                        f"MEEPLE_{field.name.upper()} must be a number, not {raw!r}"
+                    ) from None
+        return replace(cls(), **{**values, **overrides})
 
 
 @dataclass(frozen=True)
@@ -49,47 +101,140 @@ class StepOutcome:
 
 
 def system_step_key(game_id: str, version: int) -> str:
-    """The idempotency key (and job id) of the automatic step due after event ``version``."""
-    return f"system_step:{game_id}:{version}"
+    """The idempotency key (and job id) of the automatic step due after event ``version``.
+
+    RQ job ids allow letters, digits, ``_`` and ``-``; game ids too, and the version is the
+    part after the last dash, so distinct steps never share a key."""
+    return f"system_step-{game_id}-{version}"
 
 
 # -- job functions -------------------------------------------------------------------
 
 
-def system_step(services: ServicesLike, game_id: str, version: int) -> StepOutcome:
+def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
     """Append the automatic step due after event ``version``, once; then chain the next one."""
-    game: Game = services.folder.load(game_id)
+    state: JobState = services.jobs.state
+    try:
+        game: Game = services.folder.load(game_id)
+    except KeyError:
+        state.clear_due(game_id, version)
+        return StepOutcome(False, 0, "no_game")
     if game.version != version:
         # Someone appended since this job was enqueued: either this very step (a duplicate
         # run) or the game moved on; whoever appended enqueued whatever is due now.
+        state.clear_due(game_id, version)
         return StepOutcome(False, game.version, "stale")
     decided = decide_system(game)
     if decided is None:
+        state.clear_due(game_id, version)
         return StepOutcome(False, game.version, "nothing_due")
-    event, state = decided
+    event, new_state = decided
     try:
-        result = services.store.append(
-            game_id,
-            [event],
-            expected_version=version,
-            idempotency_key=system_step_key(game_id, version),
-        )
+        result = services.store.append(game_id, [event], version, system_step_key(game_id, version))
     except ConcurrencyConflict as conflict:
+        state.clear_due(game_id, version)
         return StepOutcome(False, conflict.actual, "conflict")
+    state.clear_due(game_id, version)
     if result.replayed:
         return StepOutcome(False, result.version, "replayed")
-    advanced = game.copy()
-    advanced.state = state
-    advanced.version = result.version
-    advanced.effective.append(result.version)
-    advanced.redo.clear()
-    services.folder.remember(advanced)
+    game.state = new_state
+    game.effective.append(result.version)
+    game.redo.clear()
+    game.version = result.version
+    services.folder.remember(game)
     services.jobs.after_append(game_id, result.version)
     return StepOutcome(True, result.version, "appended")
 
 
+def notify(services: Any, game_id: str, version: int) -> int:
+    """Create the deliveries of every webhook of the game up to ``version`` (at least), and
+    start them; how many it created."""
+    jobs: Jobs = services.jobs
+    hooks = [hook for hook in jobs.state.webhooks(game_id) if hook["cursor"] < version]
+    if not hooks:
+        return 0
+    game: Game = services.folder.load(game_id)
+    upto = game.version
+    finished = bool(game.ruleset.status(game.state).get("finished"))
+    envelopes = services.store.read(game_id, after=min(hook["cursor"] for hook in hooks))
+    envelopes = [envelope for envelope in envelopes if envelope["seq"] <= upto]
+    history = notifications.GameHistory(services.folder, game_id)
+    created = 0
+    for hook in hooks:
+        mine = [envelope for envelope in envelopes if envelope["seq"] > hook["cursor"]]
+        deliveries = notifications.deliveries_for(hook, mine, history, finished)
+        if jobs.state.claim(hook, upto, deliveries):
+            created += len(deliveries)
+            for delivery in deliveries:
+                jobs.enqueue_delivery(game_id, delivery["id"], 1)
+    return created
+
+
+def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
+    """Make attempt number ``attempt`` of a delivery (once); its status afterwards."""
+    jobs: Jobs = services.jobs
+    delivery = jobs.state.delivery(game_id, delivery_id)
+    if delivery is None:
+        return "missing"
+    if delivery["status"] != "pending" or len(delivery["attempts"]) >= attempt:
+        return str(delivery["status"])  # a duplicate run of an attempt already made
+    webhook = next(
+        (hook for hook in jobs.state.webhooks(game_id) if hook["id"] == delivery["webhook_id"]),
+        None,
+    )
+    settings = jobs.settings
+    done = notifications.attempt_delivery(
+        delivery,
+        webhook,
+        settings.webhook_max_attempts,
+        settings.webhook_retry_base,
+        settings.webhook_timeout,
+    )
+    jobs.state.save_delivery(done)
+    if done["status"] == "pending":
+        # Retries start from the sweep once their time has come (no scheduler needed).
+        jobs.wake_sweeper(done["next_attempt_at"])
+    return str(done["status"])
+
+
+def catch_up(services: Any) -> int:
+    """Bring the read models up to date with the store's feed; how many events it read."""
+    index = getattr(services, "game_index", None)
+    if index is None:
+        return 0
+    return int(index.catch_up(services.store, services.folder.load))
+
+
+def sweep(services: Any) -> dict[str, int]:
+    """Run what a lost job left undone: steps due too long, retries whose time has come;
+    then catch the read models up. Safe to run anywhere, any number of times at once."""
+    jobs: Jobs = services.jobs
+    now = time.time()
+    steps = 0
+    for game_id, version in jobs.state.due_since_before(now - jobs.settings.step_grace):
+        try:
+            steps += system_step(services, game_id, version).appended
+        except Exception:
+            log.exception("sweep: the step of game %s after %s failed", game_id, version)
+    retries = 0
+    for game_id, delivery_id in jobs.state.deliveries_due_before(now):
+        delivery = jobs.state.delivery(game_id, delivery_id)
+        if delivery is not None and delivery["status"] == "pending":
+            jobs.enqueue_delivery(game_id, delivery_id, len(delivery["attempts"]) + 1)
+            retries += 1
+    try:
+        read = catch_up(services)
+    except Exception:
+        log.exception("sweep: the read models could not catch up")
+        read = 0
+    return {"steps": steps, "retries": retries, "read": read}
+
+
 JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "system_step": system_step,
+    "notify": notify,
+    "deliver": deliver,
+    "catch_up": catch_up,
 }
 
 
@@ -99,73 +244,148 @@ JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
 class Jobs:
     """What the application layer calls after every append; subclasses say where jobs run."""
 
-    def __init__(self, services: ServicesLike) -> None:
+    def __init__(self, services: Any, state: JobState, settings: JobSettings) -> None:
         self.services = services
+        self.state = state
+        self.settings = settings
+        self._appended = threading.Condition()
+        self._append_counts: dict[str, int] = {}
 
     def after_append(self, game_id: str, version: int) -> None:
-        """Enqueue what an append makes due: the next automatic step, if the game awaits one."""
+        """Enqueue what an append makes due: the next automatic step, webhook notices, the
+        read models' catch-up; and wake the game's live streams."""
         try:
             game: Game = self.services.folder.load(game_id)
         except KeyError:
             return
-        if game.version != version:
-            return  # a later append is on its way to after_append and will see the latest state
-        if game.ruleset.status(game.state).get("awaiting_system"):
+        if game.version == version and game.ruleset.status(game.state).get("awaiting_system"):
+            # Written down first: if the job is lost, the sweep still finds the step due.
+            self.state.mark_due(game_id, version, time.time())
             self.enqueue("system_step", game_id, version, job_id=system_step_key(game_id, version))
+        self.publish(game_id, version)
+        if self.state.has_webhooks(game_id):
+            self.enqueue("notify", game_id, version, job_id=f"notify-{game_id}", queue="notify")
+        self.enqueue("catch_up", job_id="catch_up", queue="notify")
 
-    def enqueue(self, name: str, *args: Any, job_id: str | None = None) -> None:
+    def enqueue_delivery(self, game_id: str, delivery_id: str, attempt: int) -> None:
+        job_id = f"deliver-{delivery_id}-{attempt}"
+        self.enqueue("deliver", game_id, delivery_id, attempt, job_id=job_id, queue="notify")
+
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
+        """Run job ``name`` in the background; a job id already waiting is not queued twice."""
         raise NotImplementedError
+
+    def wake_sweeper(self, at: float) -> None:
+        """A hint that a sweep is worth running at ``at`` (a retry's time)."""
+
+    # live streams -----------------------------------------------------------------------
+
+    def publish(self, game_id: str, version: int) -> None:
+        """Wake this process's streams of the game (subclasses reach other processes too)."""
+        with self._appended:
+            self._append_counts[game_id] = self._append_counts.get(game_id, 0) + 1
+            self._appended.notify_all()
+
+    def subscribe(self, game_id: str) -> Subscription:
+        """A handle to wait for the game's next append (a push; streams also poll)."""
+        return LocalSubscription(self, game_id)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Whether every job enqueued so far (and what they chained) finished within ``timeout``."""
+        """Whether every job enqueued so far (and what they chained) finished within
+        ``timeout`` (the in-process runner; RQ's queues are another process's business)."""
         raise NotImplementedError
+
+    def ping(self) -> bool:
+        """Whether the queue answers."""
+        return True
 
     def close(self) -> None:
         """Stop taking jobs and release threads and connections."""
+        self.state.close()
+
+
+class Subscription:
+    """Waits for appends to one game; ``wait`` says whether one came (False: timeout)."""
+
+    def wait(self, timeout: float) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the subscription."""
+
+
+class LocalSubscription(Subscription):
+    def __init__(self, jobs: Jobs, game_id: str) -> None:
+        self.jobs = jobs
+        self.game_id = game_id
+        with jobs._appended:
+            self._seen = jobs._append_counts.get(game_id, 0)
+
+    def wait(self, timeout: float) -> bool:
+        jobs = self.jobs
+
+        def changed() -> bool:
+            return jobs._append_counts.get(self.game_id, 0) != self._seen
+
+        with jobs._appended:
+            came = jobs._appended.wait_for(changed, timeout)
+            self._seen = jobs._append_counts.get(self.game_id, 0)
+        return bool(came)
 
 
 class InProcessJobs(Jobs):
     """Jobs on a small thread pool in this process (the embedded default).
 
-    A job id that is queued or running is not queued again, so the deterministic ids of
-    ``system_step`` keep one run per due step here too.
+    A job id that is waiting in the pool is not queued again (one that is already running
+    may be: it might have read the game just before the latest append). A sweeper thread
+    sweeps every ``sweep_interval`` seconds, and sooner when a retry falls due.
     """
 
-    def __init__(self, services: ServicesLike, threads: int = 4) -> None:
-        super().__init__(services)
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="meeple-job")
+    def __init__(self, services: Any, state: JobState, settings: JobSettings) -> None:
+        super().__init__(services, state, settings)
+        self._pool = ThreadPoolExecutor(
+            max_workers=settings.job_threads, thread_name_prefix="meeple-job"
+        )
         self._changed = threading.Condition()
-        self._queued: set[str] = set()
+        self._waiting: set[str] = set()
         self._active = 0
         self._closed = False
+        self._wakeups: list[float] = []
+        self._sweeper = threading.Thread(
+            target=self._sweep_forever, name="meeple-sweeper", daemon=True
+        )
+        self._sweeper.start()
 
-    def enqueue(self, name: str, *args: Any, job_id: str | None = None) -> None:
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
         function = JOB_FUNCTIONS[name]
         with self._changed:
-            if self._closed or (job_id is not None and job_id in self._queued):
+            if self._closed or (job_id is not None and job_id in self._waiting):
                 return
             if job_id is not None:
-                self._queued.add(job_id)
+                self._waiting.add(job_id)
             self._active += 1
         try:
             self._pool.submit(self._run, function, args, job_id)
         except RuntimeError:  # the pool shut down between the check and the submit
-            self._finished(job_id)
+            self._finished()
 
     def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
+        with self._changed:
+            self._waiting.discard(job_id or "")
         try:
             function(self.services, *args)
         except Exception:
-            # A failed job must not kill the pool; the step stays due and is retried by the
-            # next append or the sweeper.
+            # A failed job must not kill the pool; what it left due, the sweep runs.
             log.exception("job %s%r failed", function.__name__, args)
         finally:
-            self._finished(job_id)
+            self._finished()
 
-    def _finished(self, job_id: str | None) -> None:
+    def _finished(self) -> None:
         with self._changed:
-            if job_id is not None:
-                self._queued.discard(job_id)
             self._active -= 1
             self._changed.notify_all()
 
@@ -173,12 +393,209 @@ class InProcessJobs(Jobs):
         with self._changed:
             return self._changed.wait_for(lambda: self._active == 0, timeout)
 
+    def wake_sweeper(self, at: float) -> None:
+        with self._changed:
+            heapq.heappush(self._wakeups, at)
+            self._changed.notify_all()
+
+    def _sweep_forever(self) -> None:
+        next_sweep = time.time() + self.settings.sweep_interval
+        while True:
+            with self._changed:
+                while not self._closed:
+                    soonest = min([next_sweep, *self._wakeups[:1]])
+                    delay = soonest - time.time()
+                    if delay <= 0:
+                        break
+                    self._changed.wait(delay)
+                if self._closed:
+                    return
+                while self._wakeups and self._wakeups[0] <= time.time():
+                    heapq.heappop(self._wakeups)
+            try:
+                sweep(self.services)
+            except Exception:
+                log.exception("the in-process sweep failed")
+            next_sweep = time.time() + self.settings.sweep_interval
+
     def close(self) -> None:
         with self._changed:
+            if self._closed:
+                return
             self._closed = True
+            self._changed.notify_all()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._sweeper.join(timeout=30)
+        super().close()
 
 
-def make_jobs(services: ServicesLike) -> Jobs:
-    """The runner for these services: in-process for now (the RQ runner comes next)."""
-    return InProcessJobs(services)
+class RQJobs(Jobs):
+    """Jobs on RQ queues in Redis, run by ``meeple worker`` processes (``run_worker``)."""
+
+    #: How long RQ keeps a finished job's result, and a failed one (seconds).
+    RESULT_TTL = 300
+    FAILURE_TTL = 24 * 3600
+    #: A job running longer than this is stopped by its worker (seconds).
+    JOB_TIMEOUT = 120
+
+    def __init__(
+        self, services: Any, state: JobState, settings: JobSettings, redis_url: str
+    ) -> None:
+        super().__init__(services, state, settings)
+        from rq import Queue
+
+        self.connection = redis.Redis.from_url(redis_url)
+        self.queues = {
+            "steps": Queue(STEPS_QUEUE, connection=self.connection),
+            "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
+        }
+
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
+        if name not in JOB_FUNCTIONS:
+            raise KeyError(name)
+        if job_id is not None:
+            status = self.connection.hget(f"rq:job:{job_id}", "status")
+            if status in (b"queued", b"deferred", b"scheduled"):
+                return
+        self.queues[queue].enqueue(
+            run_job,
+            name,
+            *args,
+            job_id=job_id,
+            result_ttl=self.RESULT_TTL,
+            failure_ttl=self.FAILURE_TTL,
+            job_timeout=self.JOB_TIMEOUT,
+        )
+
+    def publish(self, game_id: str, version: int) -> None:
+        super().publish(game_id, version)
+        self.connection.publish(appended_channel(game_id), str(version))
+
+    def subscribe(self, game_id: str) -> Subscription:
+        return RedisSubscription(self.connection, game_id)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Whether the queues are empty and no job runs, within ``timeout``."""
+        from rq.registry import StartedJobRegistry
+
+        deadline = time.monotonic() + timeout
+        while True:
+            busy = sum(
+                queue.count + StartedJobRegistry(queue=queue).count
+                for queue in self.queues.values()
+            )
+            if busy == 0:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
+    def ping(self) -> bool:
+        return bool(self.connection.ping())
+
+    def close(self) -> None:
+        super().close()
+        self.connection.close()
+
+
+def appended_channel(game_id: str) -> str:
+    """The pub/sub channel an append to the game is announced on."""
+    return f"meeple:{{{game_id}}}:appended"
+
+
+class RedisSubscription(Subscription):
+    def __init__(self, connection: redis.Redis, game_id: str) -> None:
+        self._pubsub = connection.pubsub(ignore_subscribe_messages=True)
+        self._pubsub.subscribe(appended_channel(game_id))
+
+    def wait(self, timeout: float) -> bool:
+        came = False
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            message = self._pubsub.get_message(timeout=max(left, 0.0) if not came else 0.0)
+            if message is None:
+                return came
+            came = True
+
+    def close(self) -> None:
+        self._pubsub.close()
+
+
+def make_jobs(services: Any, settings: JobSettings | None = None) -> Jobs:
+    """The runner the configuration asks for: RQ when MEEPLE_REDIS_URL is set, else in-process.
+
+    Its state lives where the deployment keeps its data (``service.job_state``).
+    """
+    config = services.config
+    settings = settings if settings is not None else JobSettings.from_env()
+    state = open_job_state(config.store_url, config.redis_url)
+    if config.redis_url:
+        return RQJobs(services, state, settings, config.redis_url)
+    return InProcessJobs(services, state, settings)
+
+
+# -- the worker process -----------------------------------------------------------------
+
+_process_services: Any = None
+_process_lock = threading.Lock()
+
+
+def run_job(name: str, *args: Any) -> Any:
+    """The function RQ runs: the named job with this process's services."""
+    return JOB_FUNCTIONS[name](worker_services(), *args)
+
+
+def worker_services() -> Any:
+    """This worker process's services (built from the environment on first use)."""
+    global _process_services
+    with _process_lock:
+        if _process_services is None:
+            from service.bootstrap import bootstrap
+            from service.config import load_config
+
+            _process_services = bootstrap(load_config())
+        return _process_services
+
+
+def run_worker(config: Any, *, burst: bool = False, settings: JobSettings | None = None) -> int:
+    """``meeple worker``: an RQ worker for the service's queues, with the sweep in a thread.
+
+    The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
+    warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
+    killed mid-job loses nothing: its step stays due and any worker's sweep appends it.
+    """
+    global _process_services
+    if not config.redis_url:
+        raise SystemExit("meeple worker needs MEEPLE_REDIS_URL (the Redis that holds the queues)")
+    from rq import SimpleWorker
+
+    from service.bootstrap import bootstrap
+
+    services = bootstrap(config)
+    if settings is not None:
+        services.jobs.settings = settings
+    with _process_lock:
+        _process_services = services
+    jobs: RQJobs = services.jobs
+    stop = threading.Event()
+
+    def sweep_forever() -> None:
+        while not stop.wait(jobs.settings.sweep_interval):
+            try:
+                sweep(services)
+            except Exception:
+                log.exception("the worker's sweep failed")
+
+    sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
+    sweeper.start()
+    worker = SimpleWorker([jobs.queues["steps"], jobs.queues["notify"]], connection=jobs.connection)
+    try:
+        worker.work(burst=burst, logging_level="INFO")
+    finally:
+        stop.set()
+        sweeper.join(timeout=30)
+        services.close()
+    return 0

@@ -1,4 +1,4 @@
-"""The in-process job runner and the system_step job, on a real SQLite store."""
+"""The job functions and the in-process runner, on a real SQLite store and job state."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ from events.config import open_store
 from events.store import EventStore
 from projections.fold import Folder, Game, decide_action, game_created_event
 from projections.ruleset import get_ruleset
-from service.jobs import InProcessJobs, Jobs, system_step
+from service.job_state import SQLiteJobState
+from service.jobs import (
+    InProcessJobs,
+    Jobs,
+    JobSettings,
+    StepOutcome,
+    sweep,
+    system_step,
+    system_step_key,
+)
 
 
 @dataclass
@@ -23,17 +32,48 @@ class FakeServices:
 
     store: EventStore
     folder: Folder
-    jobs: Jobs
+    jobs: Any = None
+
+
+class RecordingJobs(Jobs):
+    """Jobs that run nothing by themselves: the test runs them, or looks at what was asked."""
+
+    def __init__(self, services: Any, state: SQLiteJobState, settings: JobSettings) -> None:
+        super().__init__(services, state, settings)
+        self.enqueued: list[tuple[str, tuple[Any, ...]]] = []
+
+    def enqueue(self, name: str, *args: Any, job_id: str | None = None, queue: str = "") -> None:
+        self.enqueued.append((name, args))
+
+
+def build(tmp_path: Path, runner: str, **settings: Any) -> FakeServices:
+    store = open_store(f"sqlite:///{tmp_path / 'events.db'}")
+    services = FakeServices(store, Folder(store, snapshot_interval=5))
+    state = SQLiteJobState(tmp_path / "events.jobs.db")
+    chosen = JobSettings(**settings)
+    if runner == "in-process":
+        services.jobs = InProcessJobs(services, state, chosen)
+    else:
+        services.jobs = RecordingJobs(services, state, chosen)
+    return services
 
 
 @pytest.fixture
 def services(tmp_path: Path) -> Iterator[FakeServices]:
-    store = open_store(f"sqlite:///{tmp_path / 'events.db'}")
-    built = FakeServices(store, Folder(store, snapshot_interval=5), jobs=None)  # type: ignore[arg-type]
-    built.jobs = InProcessJobs(built)
+    """In-process runner; the sweep waits long enough never to run during a test."""
+    built = build(tmp_path, "in-process", sweep_interval=3600)
     yield built
     built.jobs.close()
-    store.close()
+    built.store.close()
+
+
+@pytest.fixture
+def manual(tmp_path: Path) -> Iterator[FakeServices]:
+    """Jobs are only recorded; the test runs system_step and sweep by hand."""
+    built = build(tmp_path, "manual", step_grace=0)
+    yield built
+    built.jobs.close()
+    built.store.close()
 
 
 def create_game(services: Any, game_id: str, players: int = 2, **options: Any) -> Game:
@@ -92,29 +132,46 @@ def test_the_in_process_runner_does_every_automatic_step_of_a_game(services: Any
     assert steps == ["reveal_bids", "score_round", "reveal_bids", "score_round"]
 
 
-def test_running_the_step_job_twice_appends_the_step_once(services: Any) -> None:
-    create_game(services, "g2")
-    services.jobs.close()  # nothing runs in the background; the test runs the job by hand
-    version = await_first_step(services, "g2")
-    first = system_step(services, "g2", version)
-    second = system_step(services, "g2", version)
+def test_an_append_that_makes_a_step_due_enqueues_it_under_its_deterministic_id(
+    manual: Any,
+) -> None:
+    create_game(manual, "g2")
+    version = await_first_step(manual, "g2")
+    assert ("system_step", ("g2", version)) in manual.jobs.enqueued
+    assert manual.jobs.state.due_since_before(float("inf")) == [("g2", version)]
+    assert system_step_key("g2", version) == f"system_step-g2-{version}"
+
+
+def test_running_the_step_job_twice_appends_the_step_once(manual: Any) -> None:
+    create_game(manual, "g3")
+    version = await_first_step(manual, "g3")
+    first = system_step(manual, "g3", version)
+    second = system_step(manual, "g3", version)
     assert (first.appended, second.appended) == (True, False)
     assert second.reason == "stale"
-    assert len(system_events(services.store, "g2")) == 1
+    assert len(system_events(manual.store, "g3")) == 1
 
 
-def test_two_threads_running_the_same_step_at_once_append_it_once(services: Any) -> None:
-    create_game(services, "g4")
-    services.jobs.close()
-    version = await_first_step(services, "g4")
+def test_an_appended_step_is_no_longer_due_and_chains_the_next_one(manual: Any) -> None:
+    create_game(manual, "g4", players=1, turns_per_round=1)
+    version = act(manual, "g4", 0, {"type": "bid", "amount": 3})
+    system_step(manual, "g4", version)  # reveal_bids; the single seat plays next
+    assert manual.jobs.state.due_since_before(float("inf")) == []
+    played = act(manual, "g4", 0, {"type": "draw"})
+    assert ("system_step", ("g4", played)) in manual.jobs.enqueued
+
+
+def test_two_threads_running_the_same_step_at_once_append_it_once(manual: Any) -> None:
+    create_game(manual, "g5")
+    version = await_first_step(manual, "g5")
     barrier = threading.Barrier(4)
-    outcomes: list[Any] = []
+    outcomes: list[StepOutcome] = []
 
     def run() -> None:
         # Separate folders: each thread folds the game itself, as separate workers would.
-        mine = FakeServices(services.store, Folder(services.store), services.jobs)
+        mine = FakeServices(manual.store, Folder(manual.store), manual.jobs)
         barrier.wait()
-        outcomes.append(system_step(mine, "g4", version))
+        outcomes.append(system_step(mine, "g5", version))
 
     threads = [threading.Thread(target=run) for _ in range(4)]
     for thread in threads:
@@ -122,22 +179,43 @@ def test_two_threads_running_the_same_step_at_once_append_it_once(services: Any)
     for thread in threads:
         thread.join()
     assert sum(outcome.appended for outcome in outcomes) == 1
-    assert len(system_events(services.store, "g4")) == 1
+    assert len(system_events(manual.store, "g5")) == 1
 
 
-def test_a_step_job_for_a_version_the_game_has_left_appends_nothing(services: Any) -> None:
-    create_game(services, "g5")
-    services.jobs.close()
-    version = await_first_step(services, "g5")
-    outcome = system_step(services, "g5", version - 1)
+def test_a_step_job_for_a_version_the_game_has_left_appends_nothing(manual: Any) -> None:
+    create_game(manual, "g6")
+    version = await_first_step(manual, "g6")
+    outcome = system_step(manual, "g6", version - 1)
     assert (outcome.appended, outcome.reason) == (False, "stale")
-    assert system_events(services.store, "g5") == []
+    assert system_events(manual.store, "g6") == []
 
 
-def test_a_finished_job_id_can_be_enqueued_again(services: Any) -> None:
-    create_game(services, "g6")
-    version = await_first_step(services, "g6")
+def test_the_sweep_appends_a_step_whose_job_was_lost(manual: Any) -> None:
+    create_game(manual, "g7")
+    await_first_step(manual, "g7")  # its job is only recorded, never run: as if lost
+    done = sweep(manual)
+    assert done["steps"] >= 1
+    assert [event["actor"]["system"] for event in system_events(manual.store, "g7")] == [
+        "reveal_bids"
+    ]
+    assert sweep(manual)["steps"] == 0
+
+
+def test_a_job_id_already_run_can_be_enqueued_again_and_appends_nothing_new(
+    services: Any,
+) -> None:
+    create_game(services, "g8")
+    version = await_first_step(services, "g8")
     assert services.jobs.wait_idle(10)
-    services.jobs.enqueue("system_step", "g6", version, job_id=f"system_step:g6:{version}")
+    services.jobs.enqueue("system_step", "g8", version, job_id=system_step_key("g8", version))
     assert services.jobs.wait_idle(10)
-    assert len(system_events(services.store, "g6")) == 1
+    assert len(system_events(services.store, "g8")) == 1
+
+
+def test_a_stream_subscription_wakes_on_an_append_to_its_game(services: Any) -> None:
+    create_game(services, "g9")
+    subscription = services.jobs.subscribe("g9")
+    assert subscription.wait(0.01) is False
+    act(services, "g9", 0, {"type": "bid", "amount": 1})
+    assert subscription.wait(5) is True
+    subscription.close()

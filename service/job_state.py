@@ -1,0 +1,446 @@
+"""What the background jobs remember between runs: automatic steps due, webhooks, deliveries.
+
+It lives where the deployment keeps its data: in Redis when ``MEEPLE_REDIS_URL`` is set (the
+same Redis RQ uses, so every API and worker process shares it), else in a SQLite file beside
+the event store (``var/meeple.db`` -> ``var/meeple.jobs.db``) for the embedded default.
+
+Records are plain dicts (JSON on disk):
+
+- a *due step* is ``(game_id, version, since)``: the game awaited an automatic step after
+  event ``version`` from time ``since``; the sweeper runs steps left due too long;
+- a *webhook*: ``id, game_id, url, secret, events, owner ({"seat": n} | {"admin": true}),
+  created_at, cursor`` where ``cursor`` is the last version it was notified of;
+- a *delivery*: ``id, webhook_id, game_id, kind, seq, body, status (pending | delivered |
+  failed), attempts [{"at", "status", "error"}], next_attempt_at, created_at``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import redis
+
+Record = dict[str, Any]
+
+#: How many recent deliveries per webhook are kept for ``GET .../webhooks`` (Redis).
+RECENT_DELIVERIES = 50
+#: How long a finished delivery stays readable in Redis (seconds).
+DELIVERY_TTL = 7 * 24 * 3600
+
+
+class JobState(ABC):
+    """Storage of due steps, webhooks and deliveries; safe from many threads and processes."""
+
+    # -- automatic steps due ------------------------------------------------------------
+
+    @abstractmethod
+    def mark_due(self, game_id: str, version: int, since: float) -> None:
+        """Remember that the game awaits an automatic step after ``version`` (first time wins)."""
+
+    @abstractmethod
+    def clear_due(self, game_id: str, version: int) -> None:
+        """Forget the step due after ``version`` (appended, or no longer due)."""
+
+    @abstractmethod
+    def due_since_before(self, moment: float, limit: int = 100) -> list[tuple[str, int]]:
+        """Steps due since before ``moment``, oldest first, as (game_id, version)."""
+
+    # -- webhooks ------------------------------------------------------------------------
+
+    @abstractmethod
+    def add_webhook(self, webhook: Record) -> None:
+        """Store a new webhook (its ``cursor`` included)."""
+
+    @abstractmethod
+    def webhooks(self, game_id: str) -> list[Record]:
+        """The game's webhooks, oldest first, each with its current ``cursor``."""
+
+    @abstractmethod
+    def has_webhooks(self, game_id: str) -> bool:
+        """Whether the game has any webhook (asked after every append, so kept cheap)."""
+
+    @abstractmethod
+    def remove_webhook(self, game_id: str, webhook_id: str) -> bool:
+        """Delete a webhook (its deliveries stay readable until they expire)."""
+
+    @abstractmethod
+    def claim(self, webhook: Record, upto: int, deliveries: list[Record]) -> bool:
+        """Atomically move the webhook's cursor from its ``cursor`` to ``upto`` and store the
+        deliveries for that range; False (and nothing stored) when another run moved it."""
+
+    # -- deliveries ----------------------------------------------------------------------
+
+    @abstractmethod
+    def delivery(self, game_id: str, delivery_id: str) -> Record | None:
+        """One delivery, or None."""
+
+    @abstractmethod
+    def save_delivery(self, delivery: Record) -> None:
+        """Store a delivery's new status, attempts and next attempt time."""
+
+    @abstractmethod
+    def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
+        """The webhook's latest deliveries, newest first."""
+
+    @abstractmethod
+    def deliveries_due_before(self, moment: float, limit: int = 100) -> list[tuple[str, str]]:
+        """Pending deliveries whose next attempt was due before ``moment``, as
+        (game_id, delivery_id)."""
+
+    def close(self) -> None:  # noqa: B027 - optional
+        """Release files and connections."""
+
+
+# -- SQLite (the embedded default) ------------------------------------------------------
+
+
+class SQLiteJobState(JobState):
+    """Job state in its own SQLite file; one short transaction per call."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS due_steps (
+        game_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        since REAL NOT NULL,
+        PRIMARY KEY (game_id, version)
+    );
+    CREATE INDEX IF NOT EXISTS due_steps_by_time ON due_steps (since);
+    CREATE TABLE IF NOT EXISTS webhooks (
+        id TEXT PRIMARY KEY,
+        game_id TEXT NOT NULL,
+        cursor INTEGER NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS webhooks_by_game ON webhooks (game_id);
+    CREATE TABLE IF NOT EXISTS deliveries (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        webhook_id TEXT NOT NULL,
+        game_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        next_attempt_at REAL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS deliveries_by_webhook ON deliveries (webhook_id, ord);
+    CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (status, next_attempt_at);
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        # executescript commits by itself, so the schema is made outside _transaction.
+        self._connection().executescript(self.SCHEMA)
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            # One connection per thread; check_same_thread is off only so close() can
+            # close every thread's connection from the closing thread.
+            connection = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        connection = self._connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def mark_due(self, game_id: str, version: int, since: float) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO due_steps (game_id, version, since) VALUES (?, ?, ?)",
+                (game_id, version, since),
+            )
+
+    def clear_due(self, game_id: str, version: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM due_steps WHERE game_id = ? AND version = ?", (game_id, version)
+            )
+
+    def due_since_before(self, moment: float, limit: int = 100) -> list[tuple[str, int]]:
+        rows = self._connection().execute(
+            "SELECT game_id, version FROM due_steps WHERE since < ? ORDER BY since LIMIT ?",
+            (moment, limit),
+        )
+        return [(str(game_id), int(version)) for game_id, version in rows]
+
+    def add_webhook(self, webhook: Record) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO webhooks (id, game_id, cursor, record) VALUES (?, ?, ?, ?)",
+                (webhook["id"], webhook["game_id"], webhook["cursor"], json.dumps(webhook)),
+            )
+
+    def webhooks(self, game_id: str) -> list[Record]:
+        rows = self._connection().execute(
+            "SELECT cursor, record FROM webhooks WHERE game_id = ? ORDER BY rowid", (game_id,)
+        )
+        return [{**json.loads(record), "cursor": int(cursor)} for cursor, record in rows]
+
+    def has_webhooks(self, game_id: str) -> bool:
+        found = self._connection().execute(
+            "SELECT 1 FROM webhooks WHERE game_id = ? LIMIT 1", (game_id,)
+        )
+        return found.fetchone() is not None
+
+    def remove_webhook(self, game_id: str, webhook_id: str) -> bool:
+        with self._transaction() as db:
+            deleted = db.execute(
+                "DELETE FROM webhooks WHERE game_id = ? AND id = ?", (game_id, webhook_id)
+            )
+            return deleted.rowcount > 0
+
+    def claim(self, webhook: Record, upto: int, deliveries: list[Record]) -> bool:
+        with self._transaction() as db:
+            moved = db.execute(
+                "UPDATE webhooks SET cursor = ? WHERE id = ? AND cursor = ?",
+                (upto, webhook["id"], webhook["cursor"]),
+            )
+            if moved.rowcount != 1:
+                return False
+            for delivery in deliveries:
+                self._insert_delivery(db, delivery)
+        return True
+
+    def _insert_delivery(self, db: sqlite3.Connection, delivery: Record) -> None:
+        db.execute(
+            "INSERT INTO deliveries (id, webhook_id, game_id, status, next_attempt_at, record)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                delivery["id"],
+                delivery["webhook_id"],
+                delivery["game_id"],
+                delivery["status"],
+                delivery["next_attempt_at"],
+                json.dumps(delivery),
+            ),
+        )
+
+    def delivery(self, game_id: str, delivery_id: str) -> Record | None:
+        row = (
+            self._connection()
+            .execute(
+                "SELECT record FROM deliveries WHERE id = ? AND game_id = ?", (delivery_id, game_id)
+            )
+            .fetchone()
+        )
+        return None if row is None else dict(json.loads(row[0]))
+
+    def save_delivery(self, delivery: Record) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE deliveries SET status = ?, next_attempt_at = ?, record = ? WHERE id = ?",
+                (
+                    delivery["status"],
+                    delivery["next_attempt_at"],
+                    json.dumps(delivery),
+                    delivery["id"],
+                ),
+            )
+
+    def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
+        rows = self._connection().execute(
+            "SELECT record FROM deliveries WHERE webhook_id = ? AND game_id = ?"
+            " ORDER BY ord DESC LIMIT ?",
+            (webhook_id, game_id, limit),
+        )
+        return [dict(json.loads(record)) for (record,) in rows]
+
+    def deliveries_due_before(self, moment: float, limit: int = 100) -> list[tuple[str, str]]:
+        rows = self._connection().execute(
+            "SELECT game_id, id FROM deliveries WHERE status = 'pending' AND next_attempt_at < ?"
+            " ORDER BY next_attempt_at LIMIT ?",
+            (moment, limit),
+        )
+        return [(str(game_id), str(delivery_id)) for game_id, delivery_id in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+
+# -- Redis (several API and worker processes) ---------------------------------------------
+
+
+class RedisJobState(JobState):
+    """Job state in Redis. A game's keys share the ``{game_id}`` hash tag; the two indexes
+    of due work (steps and deliveries) are one sorted set each."""
+
+    DUE_STEPS = "meeple:jobs:due-steps"
+    DUE_DELIVERIES = "meeple:jobs:due-deliveries"
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+
+    @classmethod
+    def from_url(cls, url: str) -> RedisJobState:
+        return cls(redis.Redis.from_url(url, decode_responses=True))
+
+    @staticmethod
+    def _webhooks_key(game_id: str) -> str:
+        return f"meeple:{{{game_id}}}:webhooks"
+
+    @staticmethod
+    def _cursors_key(game_id: str) -> str:
+        return f"meeple:{{{game_id}}}:webhook-cursors"
+
+    @staticmethod
+    def _delivery_key(game_id: str, delivery_id: str) -> str:
+        return f"meeple:{{{game_id}}}:delivery:{delivery_id}"
+
+    @staticmethod
+    def _recent_key(game_id: str, webhook_id: str) -> str:
+        return f"meeple:{{{game_id}}}:webhook:{webhook_id}:deliveries"
+
+    def mark_due(self, game_id: str, version: int, since: float) -> None:
+        self.client.zadd(self.DUE_STEPS, {f"{game_id}:{version}": since}, nx=True)
+
+    def clear_due(self, game_id: str, version: int) -> None:
+        self.client.zrem(self.DUE_STEPS, f"{game_id}:{version}")
+
+    def due_since_before(self, moment: float, limit: int = 100) -> list[tuple[str, int]]:
+        members = self.client.zrangebyscore(self.DUE_STEPS, "-inf", f"({moment}", 0, limit)
+        found = []
+        for member in members:
+            game_id, _, version = str(member).rpartition(":")
+            found.append((game_id, int(version)))
+        return found
+
+    def add_webhook(self, webhook: Record) -> None:
+        record = {key: value for key, value in webhook.items() if key != "cursor"}
+        with self.client.pipeline() as pipe:
+            pipe.hset(self._webhooks_key(webhook["game_id"]), webhook["id"], json.dumps(record))
+            pipe.hset(self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"])
+            pipe.execute()
+
+    def webhooks(self, game_id: str) -> list[Record]:
+        with self.client.pipeline() as pipe:
+            pipe.hgetall(self._webhooks_key(game_id))
+            pipe.hgetall(self._cursors_key(game_id))
+            records, cursors = pipe.execute()
+        found = [
+            {**json.loads(record), "cursor": int(cursors.get(webhook_id, 0))}
+            for webhook_id, record in records.items()
+        ]
+        return sorted(found, key=lambda webhook: (webhook["created_at"], webhook["id"]))
+
+    def has_webhooks(self, game_id: str) -> bool:
+        return bool(self.client.exists(self._webhooks_key(game_id)))
+
+    def remove_webhook(self, game_id: str, webhook_id: str) -> bool:
+        with self.client.pipeline() as pipe:
+            pipe.hdel(self._webhooks_key(game_id), webhook_id)
+            pipe.hdel(self._cursors_key(game_id), webhook_id)
+            removed, _ = pipe.execute()
+        return bool(removed)
+
+    def claim(self, webhook: Record, upto: int, deliveries: list[Record]) -> bool:
+        game_id = webhook["game_id"]
+        cursors = self._cursors_key(game_id)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(cursors)
+                current = pipe.hget(cursors, webhook["id"])
+                if current is None or int(current) != webhook["cursor"]:
+                    pipe.unwatch()
+                    return False
+                pipe.multi()
+                pipe.hset(cursors, webhook["id"], upto)
+                for delivery in deliveries:
+                    self._put_delivery(pipe, delivery, new=True)
+                pipe.execute()
+            except redis.WatchError:
+                return False
+        return True
+
+    def _put_delivery(self, pipe: Any, delivery: Record, new: bool = False) -> None:
+        game_id = delivery["game_id"]
+        member = f"{game_id}:{delivery['id']}"
+        pipe.set(self._delivery_key(game_id, delivery["id"]), json.dumps(delivery), ex=DELIVERY_TTL)
+        if new:
+            recent = self._recent_key(game_id, delivery["webhook_id"])
+            pipe.lpush(recent, delivery["id"])
+            pipe.ltrim(recent, 0, RECENT_DELIVERIES - 1)
+            pipe.expire(recent, DELIVERY_TTL)
+        if delivery["status"] == "pending":
+            pipe.zadd(self.DUE_DELIVERIES, {member: delivery["next_attempt_at"]})
+        else:
+            pipe.zrem(self.DUE_DELIVERIES, member)
+
+    def delivery(self, game_id: str, delivery_id: str) -> Record | None:
+        raw = self.client.get(self._delivery_key(game_id, delivery_id))
+        return None if raw is None else dict(json.loads(str(raw)))
+
+    def save_delivery(self, delivery: Record) -> None:
+        with self.client.pipeline() as pipe:
+            self._put_delivery(pipe, delivery)
+            pipe.execute()
+
+    def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
+        ids = self.client.lrange(self._recent_key(game_id, webhook_id), 0, limit - 1)
+        if not ids:
+            return []
+        raws = self.client.mget([self._delivery_key(game_id, str(i)) for i in ids])
+        return [dict(json.loads(raw)) for raw in raws if raw is not None]
+
+    def deliveries_due_before(self, moment: float, limit: int = 100) -> list[tuple[str, str]]:
+        members = self.client.zrangebyscore(self.DUE_DELIVERIES, "-inf", f"({moment}", 0, limit)
+        found = []
+        for member in members:
+            game_id, _, delivery_id = str(member).rpartition(":")
+            found.append((game_id, delivery_id))
+        return found
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def job_state_location(store_url: str, redis_url: str | None) -> str:
+    """Where the job state of a deployment lives (see the module docstring)."""
+    if redis_url:
+        return redis_url
+    scheme, _, rest = store_url.partition("://")
+    if scheme == "sqlite":
+        # The same path rule as events.config: one slash after sqlite:// -> relative path.
+        path = Path(rest.removeprefix("/")).with_suffix(".jobs.db")
+        return f"sqlite:///{path.as_posix()}"
+    if scheme == "redis":
+        return store_url
+    raise ValueError(
+        f"jobs cannot keep their state beside a {scheme!r} store: set MEEPLE_REDIS_URL"
+    )
+
+
+def open_job_state(store_url: str, redis_url: str | None) -> JobState:
+    """The job state for a deployment with this store and (optional) jobs Redis."""
+    location = job_state_location(store_url, redis_url)
+    scheme, _, rest = location.partition("://")
+    if scheme == "sqlite":
+        return SQLiteJobState(rest.removeprefix("/"))
+    return RedisJobState.from_url(location)
