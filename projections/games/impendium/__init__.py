@@ -1,0 +1,108 @@
+"""Impendium (Dragon Egg Games) as the ``impendium`` ruleset: 1 to 6 players.
+
+Rules in ``rules.py`` (which rulebook section each part follows), legality in ``legal.py``,
+redaction in ``view.py``, the end in ``scoring.py``, decisions in docs/rules/impendium.md.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from projections.games.impendium import legal, rules, scoring, summary, view
+from projections.games.impendium.actions import SCHEMAS
+from projections.ruleset import Action, Ruleset, State, register
+
+#: Seat actions that draw a card or roll dice (undo never crosses them).
+REVEALING = {
+    "attack",
+    "build_colony",
+    "construct_federation_star",
+    "place_star",
+    "recruit_faction",
+}
+
+
+class Impendium(Ruleset):
+    id = "impendium"
+    title = "Impendium"
+    min_players = 1
+    max_players = 6
+    rules_version = "1"
+    options = {"variant": "competitive", "fast_galaxies": False, "round_limit": None}
+
+    def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
+        """The state after the rulebook's dealing, before the players' placements."""
+        return rules.setup(players, {**self.options, **options}, rng)
+
+    def apply(self, state: State, action: Action, rng: random.Random) -> None:
+        """Validate, then mutate; IllegalAction leaves the state unchanged."""
+        rules.apply(state, action, rng)
+
+    def legal_actions(self, state: State, seat: int) -> list[Action]:
+        """Every concrete legal action of ``seat`` now, free ones included."""
+        return legal.legal_actions(state, seat)
+
+    def status(self, state: State) -> dict[str, Any]:
+        """Round, phase, the seats the game waits for, the due automatic step, finished."""
+        due = rules.due_system_step(state)
+        to_act: list[int] = []
+        phase = state["phase"]
+        if due is None and not state["finished"]:
+            if phase in ("setup_stars", "setup_colonies", "setup_arks"):
+                to_act = [state["setup_queue"][0]]
+            elif phase == "federation_resource":
+                to_act = [s for s, taken in enumerate(state["federation_taken"]) if not taken]
+            elif state["pending"]:
+                to_act = [state["pending"][0]["seat"]]
+            elif state["turn"] is not None:
+                to_act = [state["turn"]["seat"]]
+        return {
+            "round": state["round"],
+            "phase": phase,
+            "to_act": to_act,
+            "awaiting_system": due,
+            "finished": state["finished"],
+        }
+
+    def system_action(self, state: State) -> Action | None:
+        """generate_resources, activate_harbingers, end_of_round or final_scoring when due."""
+        due = rules.due_system_step(state)
+        return {"type": due} if due else None
+
+    def view(self, state: State, seat: int | None) -> dict[str, Any]:
+        """The table as ``seat`` sees it: no deck order, no other hand, no others' offers."""
+        return view.view(state, seat)
+
+    def result(self, state: State) -> dict[str, Any] | None:
+        """Scores with their VP breakdown, the ranking and the variant's outcome."""
+        return scoring.result(state)
+
+    def resample_hidden(self, state: State, seat: int, rng: random.Random) -> State:
+        """A copy with every deck order and everything hidden from ``seat`` redrawn."""
+        return view.resample_hidden(state, seat, rng)
+
+    def summarize(self, state: State, action: Action) -> str:
+        """One line for a timeline."""
+        return summary.summarize(state, action)
+
+    def public_action(self, state: State, action: Action) -> Action | None:
+        """A trade offer's terms and the diplomacy card sent back stay private."""
+        if action.get("type") == "offer_trade":
+            return {"type": "offer_trade", "target": action.get("target")}
+        if action.get("type") == "keep_diplomacy":
+            return {"type": "keep_diplomacy"}
+        return None
+
+    def reveals_hidden(self, before: State, action: Action) -> bool:
+        """Automatic steps, dice rolls and card draws bring hidden information to light."""
+        if action.get("seat") is None:
+            return True
+        return action.get("type") in REVEALING
+
+    def action_schemas(self) -> dict[str, Any]:
+        """action type -> marshmallow Schema class."""
+        return dict(SCHEMAS)
+
+
+IMPENDIUM = register(Impendium())

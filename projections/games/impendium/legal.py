@@ -1,0 +1,268 @@
+"""Every concrete legal action of a seat (the ruleset's ``legal_actions``).
+
+Each list is built from the same checks the reducer makes; the random playouts apply
+every listed action they sample, so a mismatch shows up there.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+from projections import components
+from projections.games.impendium import board as grid
+from projections.games.impendium import effects, rules
+from projections.games.impendium import state as query
+from projections.games.impendium.data import DIPLOMACY, FACTIONS, HARBINGERS, RESOURCES, STARS
+
+State = dict[str, Any]
+Action = dict[str, Any]
+
+
+def legal_actions(state: State, seat: int) -> list[Action]:
+    phase = state["phase"]
+    if state["finished"]:
+        return []
+    if phase in ("setup_stars", "setup_colonies", "setup_arks"):
+        return _setup_actions(state, seat) if state["setup_queue"][0] == seat else []
+    if phase == "federation_resource":
+        if state["federation_taken"][seat]:
+            return []
+        return [{"type": "take_federation_resource", "resource": r} for r in RESOURCES]
+    if phase != "actions":
+        return []
+    if state["pending"]:
+        pending = state["pending"][0]
+        return _choices(state, pending) if pending["seat"] == seat else []
+    actions: list[Action] = []
+    if state["turn"] is not None and state["turn"]["seat"] == seat:
+        actions.extend(_turn_actions(state, seat))
+    actions.extend(_ability_uses(state, seat))
+    actions.extend(_diplomacy_plays(state, seat))
+    return actions
+
+
+def _setup_actions(state: State, seat: int) -> list[Action]:
+    phase = state["phase"]
+    if phase == "setup_stars":
+        return [
+            {"type": "place_start_star", "position": p}
+            for p in rules.start_star_positions(state, seat)
+        ]
+    if phase == "setup_colonies":
+        return [
+            {"type": "place_setup_colony", "position": p, "slot": s}
+            for p, s in rules.setup_colony_slots(state)
+        ]
+    return [{"type": "place_ark", "position": p} for p in grid.walkable_cells(state["board"])]
+
+
+def _choices(state: State, pending: dict[str, Any]) -> list[Action]:
+    kind = pending["kind"]
+    if kind == "spoils":
+        loser = state["seats"][pending["from"]]["resources"]
+        return [
+            {"type": "take_spoils", "resources": taken}
+            for taken in _bounded_splits(pending["amount"], loser)
+        ]
+    if kind == "trade":
+        return [{"type": "answer_trade", "accept": True}, {"type": "answer_trade", "accept": False}]
+    if kind == "place_star":
+        return [{"type": "place_star", "position": p} for p in effects.star_positions(state)]
+    if kind == "place_harbinger":
+        return [
+            {"type": "place_harbinger", "position": p}
+            for p in effects.harbinger_positions(state, pending["near"])
+        ]
+    if kind == "take_ruler":
+        return [{"type": "take_ruler", "card": card} for card in pending["options"]]
+    return [{"type": "keep_diplomacy", "return": card} for card in pending["cards"]]
+
+
+def _bounded_splits(total: int, stock: dict[str, int]) -> list[dict[str, int]]:
+    """Every way to take ``total`` resources from ``stock``."""
+    found = []
+    ranges = [range(min(total, stock[r]) + 1) for r in RESOURCES]
+    for amounts in product(*ranges):
+        if sum(amounts) == total:
+            found.append({r: n for r, n in zip(RESOURCES, amounts, strict=True) if n})
+    return found
+
+
+def _turn_actions(state: State, seat: int) -> list[Action]:
+    turn = state["turn"]
+    used = turn["used"]
+    pool = state["seats"][seat]["resources"]
+    actions: list[Action] = []
+    if "move" not in used or turn["moving"]:
+        for target, cost in rules.move_targets(state, seat):
+            if pool["hydrogen"] >= cost:
+                actions.append({"type": "move", "to": target})
+    actions.extend(_meetings(state, seat))
+    if "build_colony" not in used:
+        actions.extend(_colony_builds(state, seat))
+    if "federation_project" not in used and query.free_discs(state, seat) > 0:
+        actions.extend(_constructions(state, seat))
+        actions.extend(_battles(state, seat))
+    if "recruit_faction" not in used:
+        actions.extend(_recruits(state, seat))
+    if used:
+        actions.append({"type": "end_turn"})
+    actions.append({"type": "pass"})
+    return actions
+
+
+def _meetings(state: State, seat: int) -> list[Action]:
+    actions: list[Action] = []
+    here = state["arks"][seat]
+    mine = state["seats"][seat]["resources"]
+    for other in range(query.seat_count(state)):
+        if other == seat or state["arks"][other] != here or other in state["turn"]["met"]:
+            continue
+        actions.append({"type": "attack", "target": other})
+        theirs = state["seats"][other]["resources"]
+        # Offers listed are one kind for another, 1 or 2 each way; any mix is accepted.
+        for give, get in product(RESOURCES, RESOURCES):
+            if give == get:
+                continue
+            for a, b in product((1, 2), (1, 2)):
+                if mine[give] >= a and theirs[get] >= b:
+                    actions.append(
+                        {"type": "offer_trade", "target": other, "give": {give: a}, "get": {get: b}}
+                    )
+    return actions
+
+
+def _payments(state: State, seat: int, slot: dict[str, Any], discount: str) -> list[dict[str, Any]]:
+    """The extra fields of each affordable way to pay a slot ({} or {"resource": r})."""
+    pool = state["seats"][seat]["resources"]
+    options = [None] if "cost" in slot else list(RESOURCES)
+    found = []
+    for resource in options:
+        priced = query.slot_cost(state, seat, slot, resource, discount)
+        if priced is not None and components.can_pay(pool, priced[0]):
+            found.append({} if resource is None else {"resource": resource})
+    return found
+
+
+def _colony_builds(state: State, seat: int) -> list[Action]:
+    position = query.ark_cell(state, seat)
+    entry = query.entry_at(state, position)
+    if entry is None or entry["kind"] != "star":
+        return []
+    relocations: list[str | None] = list(rules.relocation_sources(state, seat))
+    fresh = query.map_colonies(state, seat) < query.colony_cap(state, seat) and (
+        query.free_discs(state, seat) > 0
+    )
+    if fresh:
+        relocations.insert(0, None)
+    actions: list[Action] = []
+    for index, slot in enumerate(STARS[entry["card"]]["slots"]):
+        if entry["colonies"][index] is not None:
+            continue
+        for payment in _payments(state, seat, slot, "colony"):
+            for source in relocations:
+                action: Action = {"type": "build_colony", "slot": index, **payment}
+                if source is not None:
+                    action["relocate"] = source
+                actions.append(action)
+    return actions
+
+
+def _constructions(state: State, seat: int) -> list[Action]:
+    if query.ark_cell(state, seat) != grid.FEDERATION:
+        return []
+    actions: list[Action] = []
+    for project in state["projects"]:
+        for index, slot in enumerate(STARS[project["card"]]["slots"]):
+            if project["discs"][index] is not None:
+                continue
+            for payment in _payments(state, seat, slot, "project"):
+                actions.append(
+                    {
+                        "type": "construct_federation_star",
+                        "project": project["card"],
+                        "slot": index,
+                        **payment,
+                    }
+                )
+    return actions
+
+
+def _battles(state: State, seat: int) -> list[Action]:
+    ark = query.ark_cell(state, seat)
+    if ark is None or ark not in state["board"]:
+        return []
+    actions: list[Action] = []
+    for position in query.harbinger_neighbours(state, ark):
+        entry = state["board"][position]
+        for index, slot in enumerate(HARBINGERS[entry["card"]]["slots"]):
+            if entry["discs"][index] is None and _payments(state, seat, slot, "project"):
+                actions.append({"type": "battle_harbinger", "position": position, "slot": index})
+    return actions
+
+
+def _recruits(state: State, seat: int) -> list[Action]:
+    if query.ark_cell(state, seat) != grid.FEDERATION:
+        return []
+    mine = state["seats"][seat]
+    actions: list[Action] = []
+    for resource in RESOURCES:
+        if state["subverting"].get(resource) is None:
+            continue
+        if mine["resources"][resource] < query.recruit_cost(state, seat, resource):
+            continue
+        if len(mine["factions"]) >= query.MAX_FACTIONS:
+            for old in mine["factions"]:
+                actions.append({"type": "recruit_faction", "resource": resource, "replace": old})
+        else:
+            actions.append({"type": "recruit_faction", "resource": resource})
+    return actions
+
+
+def _ability_uses(state: State, seat: int) -> list[Action]:
+    mine = state["seats"][seat]
+    actions: list[Action] = []
+    for faction in mine["factions"]:
+        if faction in mine["turned"]:
+            continue
+        ability = FACTIONS[faction]["ability"]
+        for target in range(query.seat_count(state)):
+            base = {"type": "use_faction_ability", "faction": faction, "target": target}
+            if ability["kind"] != "substitute":
+                actions.append(base)
+                continue
+            held = state["seats"][target]["resources"][ability["resource"]]
+            for amount in range(1, min(held, ability["amount"]) + 1):
+                for other in RESOURCES:
+                    if other != ability["resource"]:
+                        actions.append({**base, "resource": other, "amount": amount})
+    return actions
+
+
+def _diplomacy_plays(state: State, seat: int) -> list[Action]:
+    mine = state["seats"][seat]
+    actions: list[Action] = []
+    others = [s for s in range(query.seat_count(state)) if s != seat]
+    for card in sorted(set(mine["hand"])):
+        effect = DIPLOMACY[card]["effect"]
+        base = {"type": "play_diplomacy", "card": card}
+        if effect == "supply":
+            actions.extend({**base, "resource": r} for r in RESOURCES)
+        elif effect in ("tribute", "sabotage"):
+            for target in others:
+                for r in RESOURCES:
+                    if state["seats"][target]["resources"][r] > 0:
+                        actions.append({**base, "target": target, "resource": r})
+        elif effect == "renewal":
+            actions.extend({**base, "faction": f} for f in mine["turned"])
+        elif effect == "trade_pact":
+            for paid, gained in product(RESOURCES, RESOURCES):
+                if paid != gained and mine["resources"][paid] >= 1:
+                    actions.append({**base, "resource": paid, "gain": gained})
+        elif effect == "recall":
+            if state["arks"][seat] != grid.FEDERATION:
+                actions.append(base)
+        else:
+            actions.append(base)
+    return actions

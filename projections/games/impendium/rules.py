@@ -1,0 +1,1012 @@
+"""Impendium: the reducer and its legality (rulebook: ../shared/rules/impendium.txt).
+
+Where each rulebook section lives:
+
+- Setup: ``setup`` deals decks, resources, factions, subverting factions and federation
+  projects; the players' choices are ``place_start_star``, ``place_setup_colony`` and
+  ``place_ark``.
+- Round Structure 1, Generate Resources and Score Victory Points: the automatic
+  ``generate_resources``, then each player's ``take_federation_resource``.
+- 2, Activate Harbingers of the Void: the automatic ``activate_harbingers``.
+- 3, Action Turns: ``move`` (one cardinal step at a time, with ``attack``/``offer_trade``
+  when sharing a space), ``build_colony``, the two federation projects
+  (``construct_federation_star`` then ``place_star``/``place_harbinger``, and
+  ``battle_harbinger``), ``recruit_faction`` (then ``keep_diplomacy``), ``end_turn`` and
+  ``pass``; at any time ``use_faction_ability`` and ``play_diplomacy``.
+- 4, Pass the Starting Player Marker, Reset Factions: the automatic ``end_of_round``.
+- Gameplay (the end): ``_check_end`` starts the final turns; ``final_scoring`` ranks.
+- Variants: the ``variant`` option (solo, semi_cooperative, cooperative).
+
+Decisions where the rulebook is silent are recorded in docs/rules/impendium.md.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, TypeGuard
+
+from projections import components
+from projections.games.impendium import board as grid
+from projections.games.impendium import effects
+from projections.games.impendium import state as query
+from projections.games.impendium.data import (
+    ARK_COLOURS,
+    COLOURS,
+    DIPLOMACY,
+    FACTIONS,
+    HARBINGERS,
+    RESOURCES,
+    RULERS,
+    STARS,
+)
+from projections.ruleset import Action, IllegalAction, State
+
+VARIANTS = ("competitive", "solo", "semi_cooperative", "cooperative")
+MAIN_ACTIONS = ("move", "build_colony", "federation_project", "recruit_faction")
+SYSTEM_TYPES = ("generate_resources", "activate_harbingers", "end_of_round", "final_scoring")
+VP_SOURCES = ("federation_stars", "harbinger_majority", "harbinger_discs", "rulers", "diplomacy")
+STARTING_RESOURCES = 3
+#: "the most you could possibly take is 5" (Move, attacking).
+MAX_SPOILS = 5
+DIE_SIDES = 6
+
+
+# -- setup -------------------------------------------------------------------------------
+
+
+def check_options(players: list[str], options: dict[str, Any]) -> None:
+    """Refuse player counts and options the rulebook does not support."""
+    variant = options.get("variant")
+    if variant not in VARIANTS:
+        raise IllegalAction("bad_options", f"variant must be one of {', '.join(VARIANTS)}.")
+    count = len(players)
+    if variant == "solo" and count != 1:
+        raise IllegalAction("bad_options", "The single-player variant is for exactly 1 player.")
+    if variant != "solo" and not 2 <= count <= 6:
+        raise IllegalAction(
+            "bad_options", "Impendium takes 2 to 6 players; 1 player plays the solo variant."
+        )
+    limit = options.get("round_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise IllegalAction("bad_options", "round_limit is off (null) or a whole number from 1.")
+    if not isinstance(options.get("fast_galaxies"), bool):
+        raise IllegalAction("bad_options", "fast_galaxies is true or false.")
+
+
+def setup(players: list[str], options: dict[str, Any], rng: random.Random) -> State:
+    """Setup: everything the rulebook deals before the players' placements."""
+    check_options(players, options)
+    count = len(players)
+    decks = {
+        "stars": components.new_deck(sorted(STARS), rng),
+        "harbingers": components.new_deck(sorted(HARBINGERS), rng),
+        "factions": components.new_deck(sorted(FACTIONS), rng),
+        "rulers": components.new_deck(sorted(RULERS), rng),
+        "diplomacy": components.new_deck(sorted(DIPLOMACY), rng),
+    }
+    seats = []
+    for _ in players:
+        seats.append(
+            {
+                "resources": {resource: STARTING_RESOURCES for resource in RESOURCES},
+                "vp": 0,
+                "vp_sources": {source: 0 for source in VP_SOURCES},
+                "factions": components.draw(decks["factions"], 1),
+                "turned": [],
+                "hand": [],
+                "discounts": {"project": {}, "colony": {}},
+            }
+        )
+    subverting = {res: components.draw(decks["factions"], 1)[0] for res in RESOURCES}
+    project_count = 4 if count >= 5 else 3
+    projects = [
+        {"card": card, "discs": [None] * len(STARS[card]["slots"])}
+        for card in components.draw(decks["stars"], project_count)
+    ]
+    setup_stars = [components.draw(decks["stars"], 1)[0] for _ in players]
+    return {
+        "players": list(players),
+        "options": dict(options),
+        "phase": "setup_stars",
+        "round": 0,
+        "start_player": 0,
+        "setup_queue": list(range(count)),
+        "setup_stars": setup_stars,
+        "board": {grid.FEDERATION: {"kind": "federation"}},
+        "arks": [None] * count,
+        "seats": seats,
+        "decks": decks,
+        "subverting": subverting,
+        "projects": projects,
+        "galaxies": [],
+        "next_galaxy": 1,
+        "federation_taken": [False] * count,
+        "turn": None,
+        "passed": [False] * count,
+        "pending": [],
+        "final_turns": None,
+        "end_trigger": None,
+        "outcome": None,
+        "returned_diplomacy": [[] for _ in players],
+        "returned_factions": [],
+        "last_attack": None,
+        "finished": False,
+    }
+
+
+def start_star_positions(state: State, seat: int) -> list[str]:
+    """Where a player may put their starting star (Setup, second bullet)."""
+    board = state["board"]
+    placed = sum(1 for star in state["setup_stars"] if star is None)
+    if placed < 4:
+        candidates = [p for p in grid.adjacent_positions(grid.FEDERATION) if p not in board]
+    else:
+        found = {
+            adj
+            for pos, entry in board.items()
+            if entry["kind"] == "star"
+            for adj in grid.adjacent_positions(pos)
+            if adj not in board
+        }
+        candidates = sorted(found, key=grid.coords)
+    colour = STARS[state["setup_stars"][seat]]["colour"]
+    # "If possible, they cannot place two star cards of the same color next to each other."
+    apart = [p for p in candidates if not _touches_colour(state, p, colour)]
+    return apart or candidates
+
+
+def _touches_colour(state: State, position: str, colour: str) -> bool:
+    for adj in grid.adjacent_positions(position):
+        entry = state["board"].get(adj)
+        if (
+            entry is not None
+            and entry["kind"] == "star"
+            and STARS[entry["card"]]["colour"] == colour
+        ):
+            return True
+    return False
+
+
+def place_start_star(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    _require_setup_turn(state, seat, "setup_stars")
+    position = action.get("position")
+    allowed = start_star_positions(state, seat)
+    if position not in allowed:
+        if isinstance(position, str) and position in state["board"]:
+            raise IllegalAction("position_taken", "That place on the map already holds a card.")
+        raise IllegalAction(
+            "bad_star_position",
+            "Place your star next to the federation card (players 5 and 6: next to another "
+            "star), away from a star of its colour where possible: "
+            f"{', '.join(allowed)}.",
+        )
+    card = state["setup_stars"][seat]
+    state["board"][position] = _new_star_entry(card, [None] * len(STARS[card]["slots"]))
+    state["setup_stars"][seat] = None
+    state["setup_queue"].pop(0)
+    if not state["setup_queue"]:
+        state["phase"] = "setup_colonies"
+        # "Each player places 3 colonies out 1 at a time rotating in clockwise direction."
+        state["setup_queue"] = [s for _ in range(3) for s in range(query.seat_count(state))]
+
+
+def _new_star_entry(card: str, colonies: list[Any]) -> dict[str, Any]:
+    return {"kind": "star", "card": card, "colonies": colonies}
+
+
+def setup_colony_slots(state: State) -> list[tuple[str, int]]:
+    """Free resource-symbol slots on map stars (Setup: not the numbers-only circles)."""
+    found = []
+    for pos, entry in sorted(query.star_entries(state), key=lambda item: grid.coords(item[0])):
+        for index, slot in enumerate(STARS[entry["card"]]["slots"]):
+            if "cost" in slot and entry["colonies"][index] is None:
+                found.append((pos, index))
+    return found
+
+
+def place_setup_colony(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    _require_setup_turn(state, seat, "setup_colonies")
+    position, slot = action.get("position"), action.get("slot")
+    entry = query.entry_at(state, position if isinstance(position, str) else None)
+    if entry is None or entry["kind"] != "star":
+        raise IllegalAction("not_a_map_star", "Place setup colonies on a star card on the map.")
+    slots = STARS[entry["card"]]["slots"]
+    if not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < len(slots):
+        raise IllegalAction("bad_slot", f"That star has slots 0 to {len(slots) - 1}.")
+    if "cost" not in slots[slot]:
+        raise IllegalAction(
+            "numeric_slot_at_setup",
+            "During setup colonies go on slots with resource symbols, not on the number-only "
+            "circles.",
+        )
+    if entry["colonies"][slot] is not None:
+        raise IllegalAction("slot_taken", "That slot already holds a colony.")
+    entry["colonies"][slot] = seat
+    state["setup_queue"].pop(0)
+    if not state["setup_queue"]:
+        state["phase"] = "setup_arks"
+        state["setup_queue"] = list(range(query.seat_count(state)))
+
+
+def place_ark(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    _require_setup_turn(state, seat, "setup_arks")
+    position = action.get("position")
+    if not isinstance(position, str) or grid.parse_cell(position) is None:
+        position = None
+    if position is None or not grid.walkable(state["board"], position):
+        raise IllegalAction(
+            "bad_ark_position",
+            "Place your Ark on a star, the federation card or a space next to a card.",
+        )
+    state["arks"][seat] = position
+    state["setup_queue"].pop(0)
+    if not state["setup_queue"]:
+        # "Give the starting player marker to the owner of the game."
+        state["start_player"] = 0
+        state["round"] = 1
+        state["phase"] = "generate"
+
+
+def _require_setup_turn(state: State, seat: int, phase: str) -> None:
+    if state["phase"] != phase:
+        raise IllegalAction("phase_mismatch", f"That is done in the {phase} phase.")
+    if state["setup_queue"][0] != seat:
+        raise IllegalAction("not_your_turn", "Another player places now.")
+
+
+# -- 1. generate resources -----------------------------------------------------------------
+
+
+def generate_resources(state: State, rng: random.Random) -> None:
+    """Each colony yields its star's top row; so does the Ark's star; rulers pay VP and more."""
+    for pos, entry in query.star_entries(state):
+        production = STARS[entry["card"]]["production"]
+        for disc in entry["colonies"]:
+            if disc is not None:
+                components.pool_add(state["seats"][disc]["resources"], production)
+        for seat, ark in enumerate(state["arks"]):
+            if ark == pos:
+                components.pool_add(state["seats"][seat]["resources"], production)
+    for galaxy in state["galaxies"]:
+        if galaxy["ruler"] is not None and galaxy["card"] is not None:
+            card = RULERS[galaxy["card"]]
+            components.pool_add(state["seats"][galaxy["ruler"]]["resources"], card["resources"])
+            effects.gain_vp(state, galaxy["ruler"], card["vp"], "rulers")
+    state["phase"] = "federation_resource"
+    state["federation_taken"] = [False] * query.seat_count(state)
+
+
+def take_federation_resource(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """The federation card: "every player can ... take 1 free resource" each round."""
+    if state["phase"] != "federation_resource":
+        raise IllegalAction("phase_mismatch", "The federation's resource is taken at generation.")
+    if state["federation_taken"][seat]:
+        raise IllegalAction("already_taken", "You already took the federation's resource.")
+    resource = action.get("resource")
+    if resource not in RESOURCES:
+        raise IllegalAction("bad_resource", f"Name one of {', '.join(RESOURCES)}.")
+    state["seats"][seat]["resources"][resource] += 1
+    state["federation_taken"][seat] = True
+    if all(state["federation_taken"]):
+        if any(entry["kind"] == "harbinger" for entry in state["board"].values()):
+            state["phase"] = "harbingers"
+        else:
+            _start_action_turns(state)
+
+
+# -- 2. activate harbingers ------------------------------------------------------------------
+
+
+def activate_harbingers(state: State, rng: random.Random) -> None:
+    """Every harbinger in play does what its card says, in card order."""
+    harbingers = sorted(
+        (entry["card"], pos)
+        for pos, entry in state["board"].items()
+        if entry["kind"] == "harbinger"
+    )
+    for card, pos in harbingers:
+        effects.activate_harbinger(state, card, pos)
+    _start_action_turns(state)
+
+
+# -- 3. action turns -------------------------------------------------------------------------
+
+
+def _start_action_turns(state: State) -> None:
+    state["phase"] = "actions"
+    state["passed"] = [False] * query.seat_count(state)
+    if state["final_turns"] is not None:
+        _next_final_turn(state)
+    else:
+        _start_turn(state, state["start_player"])
+
+
+def _start_turn(state: State, seat: int) -> None:
+    state["turn"] = {"seat": seat, "used": [], "moving": False, "met": []}
+
+
+def _next_final_turn(state: State) -> None:
+    if state["final_turns"]:
+        _start_turn(state, state["final_turns"].pop(0))
+    else:
+        state["turn"] = None
+        state["phase"] = "final_scoring"
+
+
+def _finish_turn(state: State, passing: bool) -> None:
+    seat = state["turn"]["seat"]
+    if passing:
+        state["passed"][seat] = True
+    if state["final_turns"] is not None:
+        _next_final_turn(state)
+        return
+    count = query.seat_count(state)
+    for offset in range(1, count + 1):
+        candidate = (seat + offset) % count
+        if not state["passed"][candidate]:
+            _start_turn(state, candidate)
+            return
+    state["turn"] = None
+    state["phase"] = "round_end"
+
+
+def require_turn(state: State, seat: int) -> dict[str, Any]:
+    """The turn record when it is this seat's action turn and no choice is pending."""
+    if state["phase"] != "actions":
+        raise IllegalAction("phase_mismatch", "Actions are taken in the action turns.")
+    if state["pending"]:
+        pending = state["pending"][0]
+        raise IllegalAction(
+            "awaiting_choice",
+            f"{state['players'][pending['seat']]} must first settle: "
+            f"{pending['kind'].replace('_', ' ')}.",
+        )
+    turn = state["turn"]
+    if turn is None or turn["seat"] != seat:
+        raise IllegalAction("not_your_turn", "It is another player's turn.")
+    return dict(turn)
+
+
+def _require_unused(turn: dict[str, Any], action: str) -> None:
+    if action in turn["used"] and not (action == "move" and turn["moving"]):
+        raise IllegalAction(
+            "action_already_taken",
+            f"You already took the {action.replace('_', ' ')} action this turn; "
+            "a player may not repeat the same action in the same turn.",
+        )
+
+
+def _mark_used(state: State, action: str) -> None:
+    turn = state["turn"]
+    if action not in turn["used"]:
+        turn["used"].append(action)
+    turn["moving"] = action == "move"
+
+
+def step_cost(state: State, seat: int, origin: str, target: str) -> int:
+    """Hydrogen for one cardinal step (Move): 2 off a star, 1 onto a card, 1 off dust or off a
+    star of the Ark's colour. The federation card counts as a star card."""
+    entry = state["board"].get(origin)
+    if entry is None:
+        return 1
+    if entry["kind"] == "dust":
+        return 1
+    if entry["kind"] == "star" and STARS[entry["card"]]["colour"] == ARK_COLOURS[seat]:
+        return 1
+    return 2
+
+
+def move_targets(state: State, seat: int) -> list[tuple[str, int]]:
+    origin = query.ark_cell(state, seat)
+    if origin is None:
+        return []
+    found = []
+    for target in grid.step_cells(origin):
+        if grid.walkable(state["board"], target):
+            found.append((target, step_cost(state, seat, origin, target)))
+    return found
+
+
+def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    turn = require_turn(state, seat)
+    _require_unused(turn, "move")
+    target = action.get("to")
+    costs = dict(move_targets(state, seat))
+    if target not in costs:
+        raise IllegalAction(
+            "not_a_step",
+            "Move one cardinal step at a time, from a card to a space next to it or from a "
+            "space onto a card.",
+        )
+    cost = costs[target]
+    have = state["seats"][seat]["resources"]["hydrogen"]
+    if have < cost:
+        raise IllegalAction(
+            "insufficient_hydrogen", f"That step costs {cost} hydrogen; you have {have}."
+        )
+    state["seats"][seat]["resources"]["hydrogen"] -= cost
+    state["arks"][seat] = target
+    _mark_used(state, "move")
+
+
+def _meeting(state: State, seat: int, target: Any, kind: str) -> None:
+    turn = require_turn(state, seat)
+    count = query.seat_count(state)
+    if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < count:
+        raise IllegalAction("bad_target", "Name another player's seat.")
+    if target == seat:
+        raise IllegalAction("bad_target", f"You cannot {kind} yourself.")
+    if state["arks"][target] != state["arks"][seat]:
+        raise IllegalAction(
+            "not_on_same_space", f"You can only {kind} a player whose Ark shares your space."
+        )
+    if target in turn["met"]:
+        raise IllegalAction(
+            "already_met", "You already attacked or traded with that player this turn."
+        )
+
+
+def attack(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """Each rolls a die plus their lowest resource; the winner takes the dice's difference."""
+    target = action.get("target")
+    _meeting(state, seat, target, "attack")
+    dice = [rng.randint(1, DIE_SIDES), rng.randint(1, DIE_SIDES)]
+    lowest = [min(state["seats"][who]["resources"].values()) for who in (seat, target)]
+    totals = [dice[0] + lowest[0], dice[1] + lowest[1]]
+    winner = loser = None
+    if totals[0] != totals[1]:
+        winner, loser = (seat, target) if totals[0] > totals[1] else (target, seat)
+    spoils = 0
+    if winner is not None and loser is not None:
+        spoils = min(abs(dice[0] - dice[1]), MAX_SPOILS, query.total_resources(state, loser))
+        if spoils:
+            state["pending"].append(
+                {"kind": "spoils", "seat": winner, "from": loser, "amount": spoils}
+            )
+    state["turn"]["met"].append(target)
+    state["last_attack"] = {
+        "attacker": seat,
+        "defender": target,
+        "dice": dice,
+        "totals": totals,
+        "winner": winner,
+        "spoils": spoils,
+    }
+
+
+def take_spoils(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "spoils")
+    taken = action.get("resources")
+    loser = state["seats"][pending["from"]]["resources"]
+    if not _is_amounts(taken) or sum(taken.values()) != pending["amount"]:
+        raise IllegalAction(
+            "bad_spoils", f"Take exactly {pending['amount']} resources, naming each kind."
+        )
+    if not components.can_pay(loser, taken):
+        raise IllegalAction("bad_spoils", "The losing player does not hold those resources.")
+    components.pool_pay(loser, taken)
+    components.pool_add(state["seats"][seat]["resources"], taken)
+    state["pending"].pop(0)
+
+
+def _is_amounts(value: Any, allow_empty: bool = False) -> TypeGuard[dict[str, int]]:
+    if not isinstance(value, dict) or (not value and not allow_empty):
+        return False
+    return all(
+        key in RESOURCES and isinstance(n, int) and not isinstance(n, bool) and n > 0
+        for key, n in value.items()
+    )
+
+
+def offer_trade(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """Trading "has no guideline aside from no trading for zero": both sides give something."""
+    target = action.get("target")
+    _meeting(state, seat, target, "trade with")
+    give, get = action.get("give"), action.get("get")
+    if not _is_amounts(give) or not _is_amounts(get):
+        raise IllegalAction(
+            "nothing_for_nothing", "A trade must exchange resources both ways; no trading for zero."
+        )
+    if not components.can_pay(state["seats"][seat]["resources"], give):
+        raise IllegalAction("insufficient_resources", "You do not hold what you offer.")
+    if not components.can_pay(state["seats"][target]["resources"], get):
+        raise IllegalAction("insufficient_resources", "That player does not hold what you ask.")
+    state["turn"]["met"].append(target)
+    state["pending"].append(
+        {"kind": "trade", "seat": target, "from": seat, "give": dict(give), "get": dict(get)}
+    )
+
+
+def answer_trade(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "trade")
+    accept = action.get("accept")
+    if not isinstance(accept, bool):
+        raise IllegalAction("bad_answer", "Answer a trade with accept true or false.")
+    if accept:
+        mine, theirs = (
+            state["seats"][seat]["resources"],
+            state["seats"][pending["from"]]["resources"],
+        )
+        components.pool_pay(mine, pending["get"])
+        components.pool_add(theirs, pending["get"])
+        components.pool_pay(theirs, pending["give"])
+        components.pool_add(mine, pending["give"])
+    state["pending"].pop(0)
+
+
+def _require_pending(state: State, seat: int, kind: str) -> dict[str, Any]:
+    if state["phase"] != "actions" or not state["pending"]:
+        raise IllegalAction("no_choice_pending", "Nothing is waiting for that choice.")
+    pending = state["pending"][0]
+    if pending["kind"] != kind:
+        raise IllegalAction(
+            "no_choice_pending", f"The game waits for: {pending['kind'].replace('_', ' ')}."
+        )
+    if pending["seat"] != seat:
+        raise IllegalAction("not_your_choice", "Another player makes this choice.")
+    return pending
+
+
+def _pay_slot(
+    state: State,
+    seat: int,
+    slot: dict[str, Any],
+    resource: Any,
+    discount: str,
+) -> Callable[[], None]:
+    """Validate a slot payment; return the function that takes it."""
+    priced = query.slot_cost(state, seat, slot, resource, discount)
+    if priced is None:
+        if "cost" in slot:
+            raise IllegalAction(
+                "bad_payment", "That slot shows its resources; do not name a resource."
+            )
+        raise IllegalAction(
+            "bad_payment",
+            f"That slot asks for {slot['any']} of one resource of your choosing; name it.",
+        )
+    cost, used = priced
+    pool = state["seats"][seat]["resources"]
+    if not components.can_pay(pool, cost):
+        short = ", ".join(f"{n} {r}" for r, n in sorted(cost.items()))
+        raise IllegalAction("insufficient_resources", f"That slot costs {short}.")
+
+    def pay() -> None:
+        components.pool_pay(pool, cost)
+        tokens = state["seats"][seat]["discounts"][discount]
+        for res in used:
+            tokens.pop(res, None)
+
+    return pay
+
+
+def _slot_index(slots: list[dict[str, Any]], slot: Any) -> int:
+    if not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < len(slots):
+        raise IllegalAction("bad_slot", f"That card has slots 0 to {len(slots) - 1}.")
+    return slot
+
+
+def relocation_sources(state: State, seat: int) -> list[str]:
+    """Colonies this player may lift to build elsewhere (Build a Colony)."""
+    found = []
+    for pos, entry in sorted(query.star_entries(state), key=lambda item: grid.coords(item[0])):
+        for index, disc in enumerate(entry["colonies"]):
+            if disc == seat:
+                found.append(f"map:{pos}/{index}")
+    if query.map_colonies(state, seat) < query.colony_cap(state, seat):
+        for project in state["projects"]:
+            for index, disc in enumerate(project["discs"]):
+                if disc == seat:
+                    found.append(f"project:{project['card']}/{index}")
+    return found
+
+
+def build_colony(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    turn = require_turn(state, seat)
+    _require_unused(turn, "build_colony")
+    position = query.ark_cell(state, seat)
+    entry = query.entry_at(state, position)
+    if entry is None or entry["kind"] != "star" or position is None:
+        raise IllegalAction(
+            "ark_not_on_star", "Build a colony on a star card your Ark of Salvation occupies."
+        )
+    slots = STARS[entry["card"]]["slots"]
+    slot = _slot_index(slots, action.get("slot"))
+    if entry["colonies"][slot] is not None:
+        raise IllegalAction("slot_taken", "That slot already holds a colony.")
+    relocate = action.get("relocate")
+    if relocate is not None and relocate not in relocation_sources(state, seat):
+        raise IllegalAction(
+            "bad_relocation", "Lift one of your own colonies on the map or on a project."
+        )
+    if relocate is None:
+        if query.map_colonies(state, seat) >= query.colony_cap(state, seat):
+            raise IllegalAction(
+                "no_available_colony",
+                f"You have your {query.colony_cap(state, seat)} colonies (3 per faction) on the "
+                "map; recruit a faction or move one of your colonies here.",
+            )
+        if query.free_discs(state, seat) <= 0:
+            raise IllegalAction(
+                "no_available_colony", "All your colony discs are in play; move one of them here."
+            )
+    pay = _pay_slot(state, seat, slots[slot], action.get("resource"), "colony")
+    pay()
+    if relocate is not None:
+        effects.lift_disc(state, relocate)
+    entry["colonies"][slot] = seat
+    _mark_used(state, "build_colony")
+    effects.shift_galaxy_control(state, seat, position)
+
+
+def construct_federation_star(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """Help construct a federation star: pay a project's slot from the federation card."""
+    turn = require_turn(state, seat)
+    _require_unused(turn, "federation_project")
+    if query.ark_cell(state, seat) != grid.FEDERATION:
+        raise IllegalAction(
+            "ark_not_on_federation",
+            "Your Ark of Salvation must be on the central federation card.",
+        )
+    project = next((p for p in state["projects"] if p["card"] == action.get("project")), None)
+    if project is None:
+        raise IllegalAction("no_such_project", "Name one of the federation projects on display.")
+    slots = STARS[project["card"]]["slots"]
+    slot = _slot_index(slots, action.get("slot"))
+    if project["discs"][slot] is not None:
+        raise IllegalAction("slot_taken", "That slot already holds a colony disc.")
+    _require_free_disc(state, seat)
+    pay = _pay_slot(state, seat, slots[slot], action.get("resource"), "project")
+    pay()
+    project["discs"][slot] = seat
+    _mark_used(state, "federation_project")
+    if query.symbol_slots_filled(slots, project["discs"]):
+        effects.complete_federation_star(state, seat, project, rng)
+
+
+def _require_free_disc(state: State, seat: int) -> None:
+    if query.free_discs(state, seat) <= 0:
+        raise IllegalAction(
+            "no_free_disc", "All 9 of your colony discs are in play; none is left for a project."
+        )
+
+
+def place_star(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "place_star")
+    position = action.get("position")
+    if position not in effects.star_positions(state):
+        raise IllegalAction(
+            "bad_star_position",
+            "Place the star next to another star card, never next to a harbinger of the void.",
+        )
+    state["pending"].pop(0)
+    effects.land_star(state, seat, pending, position, rng)
+
+
+def place_harbinger(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "place_harbinger")
+    if action.get("position") not in effects.harbinger_positions(state, pending["near"]):
+        raise IllegalAction(
+            "bad_harbinger_position",
+            "Place the harbinger next to the star just placed, or if that cannot be, next to a "
+            "star of its colour.",
+        )
+    state["pending"].pop(0)
+    card = pending["card"]
+    state["board"][action["position"]] = {
+        "kind": "harbinger",
+        "card": card,
+        "discs": [None] * len(HARBINGERS[card]["slots"]),
+    }
+
+
+def battle_harbinger(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    turn = require_turn(state, seat)
+    _require_unused(turn, "federation_project")
+    position = action.get("position")
+    entry = query.entry_at(state, position if isinstance(position, str) else None)
+    if entry is None or entry["kind"] != "harbinger":
+        raise IllegalAction("no_such_harbinger", "No harbinger of the void is at that place.")
+    ark = query.ark_cell(state, seat)
+    if ark is None or ark not in state["board"] or position not in grid.adjacent_positions(ark):
+        raise IllegalAction(
+            "not_adjacent_to_harbinger",
+            "You must be on a card next to the harbinger of the void to battle it.",
+        )
+    slots = HARBINGERS[entry["card"]]["slots"]
+    slot = _slot_index(slots, action.get("slot"))
+    if entry["discs"][slot] is not None:
+        raise IllegalAction("slot_taken", "That slot already holds a colony disc.")
+    _require_free_disc(state, seat)
+    pay = _pay_slot(state, seat, slots[slot], None, "project")
+    pay()
+    entry["discs"][slot] = seat
+    _mark_used(state, "federation_project")
+    if all(disc is not None for disc in entry["discs"]):
+        effects.defeat_harbinger(state, position)
+
+
+def recruit_faction(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    turn = require_turn(state, seat)
+    _require_unused(turn, "recruit_faction")
+    if query.ark_cell(state, seat) != grid.FEDERATION:
+        raise IllegalAction(
+            "ark_not_on_federation", "Recruit while your Ark occupies the federation card."
+        )
+    resource = action.get("resource")
+    if resource not in RESOURCES or state["subverting"].get(resource) is None:
+        raise IllegalAction(
+            "no_such_faction", "Name the resource symbol above one of the subverting factions."
+        )
+    mine = state["seats"][seat]
+    replace = action.get("replace")
+    if len(mine["factions"]) >= query.MAX_FACTIONS:
+        if replace not in mine["factions"]:
+            raise IllegalAction(
+                "must_replace_faction",
+                "You have 3 factions; name the one that goes to the bottom of the faction deck.",
+            )
+    elif replace is not None:
+        raise IllegalAction(
+            "no_replacement_needed", "You have room for this faction; replace none."
+        )
+    cost = query.recruit_cost(state, seat, resource)
+    have = mine["resources"][resource]
+    if have < cost:
+        raise IllegalAction(
+            "insufficient_resources",
+            f"Recruiting under {resource} costs {cost} {resource} (14 less your colonies that "
+            f"produce it); you have {have}.",
+        )
+    mine["resources"][resource] -= cost
+    if replace is not None:
+        mine["factions"].remove(replace)
+        if replace in mine["turned"]:
+            mine["turned"].remove(replace)
+        state["decks"]["factions"]["draw_pile"].append(replace)
+        state["returned_factions"].append(replace)
+    mine["factions"].append(state["subverting"][resource])
+    refill = components.draw(state["decks"]["factions"], 1)
+    state["subverting"][resource] = refill[0] if refill else None
+    _mark_used(state, "recruit_faction")
+    if state["options"]["variant"] != "solo":
+        # "draw 3 galactic diplomacy cards and choose two to keep" (not in the solo variant).
+        drawn = components.draw(state["decks"]["diplomacy"], 3, rng)
+        if len(drawn) == 3:
+            state["pending"].append({"kind": "keep_diplomacy", "seat": seat, "cards": drawn})
+        else:
+            mine["hand"].extend(drawn)
+
+
+def keep_diplomacy(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "keep_diplomacy")
+    returned = action.get("return")
+    if returned not in pending["cards"]:
+        raise IllegalAction("bad_card", "Return one of the three cards you drew.")
+    state["pending"].pop(0)
+    kept = [card for card in pending["cards"] if card != returned]
+    state["seats"][seat]["hand"].extend(kept)
+    state["decks"]["diplomacy"]["draw_pile"].append(returned)
+    state["returned_diplomacy"][seat].append(returned)
+
+
+def take_ruler(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    pending = _require_pending(state, seat, "take_ruler")
+    if action.get("card") not in pending["options"]:
+        raise IllegalAction("bad_card", "Take one of the incumbent ruler's cards.")
+    state["pending"].pop(0)
+    effects.seize_ruler_card(state, seat, pending["galaxy"], action["card"])
+
+
+def end_turn(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    turn = require_turn(state, seat)
+    if not turn["used"]:
+        raise IllegalAction(
+            "no_action_taken", "Take an action first, or pass to stop for this round."
+        )
+    _finish_turn(state, passing=False)
+
+
+def pass_round(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """ "Once a player passes they cannot perform additional actions that round.\""""
+    require_turn(state, seat)
+    _finish_turn(state, passing=True)
+
+
+# -- faction abilities and galactic diplomacy (at any time) ---------------------------------
+
+
+def require_any_time(state: State) -> None:
+    if state["phase"] != "actions":
+        raise IllegalAction("phase_mismatch", "This is used during the action turns.")
+    if state["pending"]:
+        raise IllegalAction("awaiting_choice", "Wait until the pending choice is settled.")
+
+
+def use_faction_ability(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    require_any_time(state)
+    mine = state["seats"][seat]
+    faction = str(action.get("faction"))
+    if faction not in mine["factions"]:
+        raise IllegalAction("faction_not_yours", "Use an ability of one of your own factions.")
+    if faction in mine["turned"]:
+        raise IllegalAction(
+            "faction_already_used", "That faction is turned; its ability returns next round."
+        )
+    target = action.get("target")
+    if not isinstance(target, int) or isinstance(target, bool):
+        raise IllegalAction("bad_target", "Name the seat that receives the ability.")
+    if not 0 <= target < query.seat_count(state):
+        raise IllegalAction("bad_target", "Name the seat that receives the ability.")
+    effects.check_ability(state, faction, target, action)
+    mine["turned"].append(faction)
+    effects.apply_ability(state, faction, target, action)
+
+
+def play_diplomacy(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    require_any_time(state)
+    card = str(action.get("card"))
+    hand = state["seats"][seat]["hand"]
+    if card not in hand:
+        raise IllegalAction("card_not_in_hand", "Play a galactic diplomacy card from your hand.")
+    effects.check_diplomacy(state, seat, card, action)
+    hand.remove(card)
+    components.discard(state["decks"]["diplomacy"], [card])
+    effects.apply_diplomacy(state, seat, card, action)
+
+
+# -- 4. end of round and the end of the game --------------------------------------------------
+
+
+def end_of_round(state: State, rng: random.Random) -> None:
+    """Pass the starting player marker clockwise, reset factions, begin a new round."""
+    limit = state["options"]["round_limit"]
+    for mine in state["seats"]:
+        mine["turned"] = []
+        mine["discounts"] = {"project": {}, "colony": {}}
+    state["last_attack"] = None
+    if limit is not None and state["round"] >= limit:
+        state["end_trigger"] = {"reason": "round_limit", "seat": None}
+        state["phase"] = "final_scoring"
+        return
+    state["start_player"] = components.next_seat(state["start_player"], query.seat_count(state))
+    state["round"] += 1
+    state["phase"] = "generate"
+
+
+def _check_end(state: State) -> None:
+    """The end triggers and the variants' immediate wins and losses (Gameplay; Variants)."""
+    if state["phase"] in ("setup_stars", "setup_colonies", "setup_arks"):
+        return
+    if state["phase"] in ("final_scoring", "finished"):
+        return
+    variant = state["options"]["variant"]
+    count = query.seat_count(state)
+    if variant == "solo":
+        if query.map_colonies(state, 0) == 0:
+            _end_now(state, "solo_loss")
+        elif query.every_colour_has_a_galaxy(state) and state["seats"][0]["vp"] >= query.END_VP:
+            _end_now(state, "solo_win")
+        return
+    if variant == "cooperative":
+        on_map = sum(query.map_colonies(state, seat) for seat in range(count))
+        if on_map < 3 * count:
+            _end_now(state, "cooperative_loss")
+        elif (
+            query.every_colour_has_a_galaxy(state)
+            and len(state["galaxies"]) >= query.COOPERATIVE_GALAXIES
+        ):
+            _end_now(state, "cooperative_win")
+        return
+    if state["end_trigger"] is not None:
+        return
+    reason = None
+    seat = None
+    if variant == "competitive":
+        reached = [s for s in range(count) if state["seats"][s]["vp"] >= query.END_VP]
+        if reached:
+            reason, seat = "victory_points", reached[0]
+    if reason is None and query.every_colour_has_a_galaxy(state):
+        reason = "galaxies"
+    if reason is None:
+        return
+    state["end_trigger"] = {"reason": reason, "seat": seat}
+    # "each player may take one more turn before the game ends": the player whose turn it
+    # is finishes it, then every other player has one turn (docs/rules/impendium.md).
+    if state["phase"] == "actions" and state["turn"] is not None:
+        current = state["turn"]["seat"]
+        state["final_turns"] = components.clockwise_from(current, count)[1:]
+    else:
+        state["final_turns"] = components.clockwise_from(state["start_player"], count)
+
+
+def _end_now(state: State, reason: str) -> None:
+    state["end_trigger"] = {"reason": reason, "seat": None}
+    state["pending"] = []
+    state["turn"] = None
+    state["phase"] = "final_scoring"
+
+
+def final_scoring(state: State, rng: random.Random) -> None:
+    from projections.games.impendium.scoring import outcome
+
+    state["outcome"] = outcome(state)
+    state["phase"] = "finished"
+    state["finished"] = True
+
+
+# -- dispatch ------------------------------------------------------------------------------
+
+Handler = Callable[[State, int, Action, random.Random], None]
+
+SEAT_ACTIONS: dict[str, Handler] = {
+    "place_start_star": place_start_star,
+    "place_setup_colony": place_setup_colony,
+    "place_ark": place_ark,
+    "take_federation_resource": take_federation_resource,
+    "move": move,
+    "attack": attack,
+    "take_spoils": take_spoils,
+    "offer_trade": offer_trade,
+    "answer_trade": answer_trade,
+    "build_colony": build_colony,
+    "construct_federation_star": construct_federation_star,
+    "place_star": place_star,
+    "place_harbinger": place_harbinger,
+    "battle_harbinger": battle_harbinger,
+    "recruit_faction": recruit_faction,
+    "keep_diplomacy": keep_diplomacy,
+    "take_ruler": take_ruler,
+    "end_turn": end_turn,
+    "pass": pass_round,
+    "use_faction_ability": use_faction_ability,
+    "play_diplomacy": play_diplomacy,
+}
+
+SYSTEM_STEPS: dict[str, Callable[[State, random.Random], None]] = {
+    "generate_resources": generate_resources,
+    "activate_harbingers": activate_harbingers,
+    "end_of_round": end_of_round,
+    "final_scoring": final_scoring,
+}
+
+PHASE_STEPS = {
+    "generate": "generate_resources",
+    "harbingers": "activate_harbingers",
+    "round_end": "end_of_round",
+    "final_scoring": "final_scoring",
+}
+
+
+def due_system_step(state: State) -> str | None:
+    if state["finished"]:
+        return None
+    return PHASE_STEPS.get(state["phase"])
+
+
+def apply(state: State, action: Action, rng: random.Random) -> None:
+    """Validate, then mutate; every handler checks everything before its first change."""
+    seat = action.get("seat")
+    kind = action.get("type")
+    if seat is None:
+        due = due_system_step(state)
+        if due is None or kind != due:
+            raise IllegalAction("no_system_step", "No such automatic step is due now.")
+        SYSTEM_STEPS[due](state, rng)
+        _check_end(state)
+        return
+    if kind in SYSTEM_TYPES:
+        raise IllegalAction("system_action_only", "That step is taken by the game, not a player.")
+    handler = SEAT_ACTIONS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        raise IllegalAction("unknown_action", f"Impendium has no action {kind!r}.")
+    if state["finished"]:
+        raise IllegalAction("game_finished", "The game is over.")
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(state["players"]):
+        raise IllegalAction("bad_seat", "No such seat in this game.")
+    handler(state, seat, action, rng)
+    _check_end(state)
+
+
+__all__ = ["COLOURS", "apply", "due_system_step", "setup"]

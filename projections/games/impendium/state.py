@@ -1,0 +1,168 @@
+"""Reading an Impendium state: counts of colonies and discs, costs, galaxy facts.
+
+Pure queries shared by the reducer, the legality lists, the views and the scoring.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from projections.games.impendium import board as grid
+from projections.games.impendium.data import COLOURS, RESOURCES, STARS
+
+State = dict[str, Any]
+
+#: Colony discs per player that can go on the map or on projects (Setup: "9 colony discs").
+DISCS_PER_PLAYER = 9
+#: "Each Faction gives you 3 available colony discs" (Build a Colony, note).
+COLONIES_PER_FACTION = 3
+MAX_FACTIONS = 3
+#: "pay 14 of that resource minus the number of colonies ..." (Recruit a Faction).
+RECRUIT_BASE_COST = 14
+END_VP = 25
+SEMI_COOPERATIVE_WIN_VP = 20
+COOPERATIVE_GALAXIES = 8
+
+
+def galaxy_size(state: State) -> int:
+    """3 connected stars of one colour, or 2 with the faster-game option (Galaxies)."""
+    return 2 if state["options"]["fast_galaxies"] else 3
+
+
+def seat_count(state: State) -> int:
+    return len(state["players"])
+
+
+def star_entries(state: State) -> list[tuple[str, dict[str, Any]]]:
+    """(position, entry) of every intact star on the map."""
+    return [(pos, entry) for pos, entry in state["board"].items() if entry["kind"] == "star"]
+
+
+def map_colonies(state: State, seat: int) -> int:
+    """Colonies on the map, constructed federation stars included (Federation Project, note)."""
+    count = sum(entry["colonies"].count(seat) for _pos, entry in star_entries(state))
+    for pending in state["pending"]:
+        if pending["kind"] == "place_star":
+            count += pending["colonies"].count(seat)
+    return count
+
+
+def project_discs(state: State, seat: int) -> int:
+    return sum(project["discs"].count(seat) for project in state["projects"])
+
+
+def harbinger_discs(state: State, seat: int) -> int:
+    return sum(
+        entry["discs"].count(seat)
+        for entry in state["board"].values()
+        if entry["kind"] == "harbinger"
+    )
+
+
+def free_discs(state: State, seat: int) -> int:
+    """Discs neither on the map, nor on a project, nor on a harbinger."""
+    placed = map_colonies(state, seat) + project_discs(state, seat) + harbinger_discs(state, seat)
+    return DISCS_PER_PLAYER - placed
+
+
+def colony_cap(state: State, seat: int) -> int:
+    """How many colonies this player may have on the map: 3 per faction."""
+    return COLONIES_PER_FACTION * len(state["seats"][seat]["factions"])
+
+
+def colonies_producing(state: State, seat: int, resource: str) -> int:
+    """Colonies of this player on stars whose top row yields ``resource``."""
+    return sum(
+        entry["colonies"].count(seat)
+        for _pos, entry in star_entries(state)
+        if resource in STARS[entry["card"]]["production"]
+    )
+
+
+def recruit_cost(state: State, seat: int, resource: str) -> int:
+    """14 of the faction's resource minus the colonies producing it, never below 0."""
+    return max(0, RECRUIT_BASE_COST - colonies_producing(state, seat, resource))
+
+
+def symbol_slots_filled(card_slots: list[dict[str, Any]], discs: list[Any]) -> bool:
+    """Whether every slot with resource symbols holds a disc (numeric slots do not count)."""
+    return all(
+        disc is not None for slot, disc in zip(card_slots, discs, strict=True) if "cost" in slot
+    )
+
+
+def slot_cost(
+    state: State, seat: int, slot: dict[str, Any], resource: Any, discount: str
+) -> tuple[dict[str, int], list[str]] | None:
+    """The resources a slot costs this player and the discount tokens it uses up.
+
+    None when a numeric slot is paid without naming a single resource. A faction's
+    discount only applies where the slot "specifically demand[s]" that resource
+    (Faction Card Clarification).
+    """
+    if "cost" in slot:
+        if resource is not None:
+            return None
+        tokens = state["seats"][seat]["discounts"][discount]
+        cost: dict[str, int] = {}
+        used: list[str] = []
+        for res, amount in slot["cost"].items():
+            off = tokens.get(res, 0)
+            if off:
+                used.append(res)
+            if amount - off > 0:
+                cost[res] = amount - off
+        return cost, used
+    if resource not in RESOURCES:
+        return None
+    return {resource: slot["any"]}, []
+
+
+def ark_cell(state: State, seat: int) -> str | None:
+    ark = state["arks"][seat]
+    return ark if isinstance(ark, str) else None
+
+
+def entry_at(state: State, position: str | None) -> dict[str, Any] | None:
+    if position is None:
+        return None
+    entry = state["board"].get(position)
+    return entry if isinstance(entry, dict) else None
+
+
+def galaxy_colours(state: State) -> set[str]:
+    return {galaxy["colour"] for galaxy in state["galaxies"]}
+
+
+def every_colour_has_a_galaxy(state: State) -> bool:
+    return galaxy_colours(state) >= set(COLOURS)
+
+
+def colonies_by_seat(state: State, positions: list[str]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for position in positions:
+        for disc in state["board"][position]["colonies"]:
+            if disc is not None:
+                counts[disc] = counts.get(disc, 0) + 1
+    return counts
+
+
+def majority(counts: dict[int, int]) -> int | None:
+    """The one seat with the most, or None when nobody has any or the lead is shared."""
+    if not counts:
+        return None
+    best = max(counts.values())
+    leaders = [seat for seat, count in counts.items() if count == best]
+    return leaders[0] if best > 0 and len(leaders) == 1 else None
+
+
+def harbinger_neighbours(state: State, position: str) -> list[str]:
+    return [
+        adj
+        for adj in grid.adjacent_positions(position)
+        if (entry_at(state, adj) or {}).get("kind") == "harbinger"
+    ]
+
+
+def total_resources(state: State, seat: int) -> int:
+    return sum(state["seats"][seat]["resources"].values())

@@ -1,0 +1,117 @@
+"""What each seat may see of an Impendium game, and redrawing what it may not.
+
+Hidden at the table (rulebook, Recruit a Faction; docs/rules/impendium.md, "Hidden
+information"): the order of every deck, other players' galactic diplomacy hands, the three
+cards a recruiter is choosing from, and a trade offer's terms (only its two players see
+them until it is answered).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from projections import components
+from projections.fold import copy_state
+from projections.games.impendium.data import RESOURCES
+
+State = dict[str, Any]
+
+PUBLIC_KEYS = (
+    "players",
+    "options",
+    "phase",
+    "round",
+    "start_player",
+    "setup_queue",
+    "setup_stars",
+    "board",
+    "arks",
+    "subverting",
+    "projects",
+    "galaxies",
+    "federation_taken",
+    "turn",
+    "passed",
+    "final_turns",
+    "end_trigger",
+    "outcome",
+    "last_attack",
+    "finished",
+)
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    seen: dict[str, Any] = {key: state[key] for key in PUBLIC_KEYS}
+    seen["decks"] = {name: components.deck_size(deck) for name, deck in state["decks"].items()}
+    seen["seats"] = [
+        {
+            "resources": mine["resources"],
+            "vp": mine["vp"],
+            "vp_sources": mine["vp_sources"],
+            "factions": mine["factions"],
+            "turned": mine["turned"],
+            "discounts": mine["discounts"],
+            "hand_size": len(mine["hand"]),
+            "hand": mine["hand"] if index == seat else None,
+        }
+        for index, mine in enumerate(state["seats"])
+    ]
+    seen["pending"] = [_pending_seen(pending, seat) for pending in state["pending"]]
+    seen["seat"] = seat
+    return seen
+
+
+def _pending_seen(pending: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    if pending["kind"] == "keep_diplomacy" and pending["seat"] != seat:
+        return {"kind": pending["kind"], "seat": pending["seat"], "card_count": 3}
+    if pending["kind"] == "trade" and seat not in (pending["seat"], pending["from"]):
+        return {"kind": pending["kind"], "seat": pending["seat"], "from": pending["from"]}
+    return pending
+
+
+def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
+    """Redraw deck orders, other hands, others' drawn diplomacy cards and hidden offers."""
+    fresh: State = copy_state(state)
+    decks = fresh["decks"]
+    for name in ("stars", "harbingers", "rulers"):
+        decks[name]["draw_pile"] = components.shuffled(decks[name]["draw_pile"], rng)
+    decks["factions"]["draw_pile"] = _shuffle_keeping(
+        decks["factions"]["draw_pile"], set(fresh["returned_factions"]), rng
+    )
+    _resample_diplomacy(fresh, seat, rng)
+    for pending in fresh["pending"]:
+        if pending["kind"] == "trade" and seat not in (pending["seat"], pending["from"]):
+            give, get = components.shuffled(RESOURCES, rng)[:2]
+            pending["give"], pending["get"] = {give: 1}, {get: 1}
+    return fresh
+
+
+def _shuffle_keeping(pile: list[str], known: set[str], rng: random.Random) -> list[str]:
+    """Shuffle a pile, leaving the cards everyone saw go under it where they are."""
+    loose = components.shuffled([card for card in pile if card not in known], rng)
+    return [card if card in known else loose.pop() for card in pile]
+
+
+def _resample_diplomacy(fresh: State, seat: int, rng: random.Random) -> None:
+    pile = fresh["decks"]["diplomacy"]["draw_pile"]
+    known = set(fresh["returned_diplomacy"][seat])
+    others = [s for s in range(len(fresh["players"])) if s != seat]
+    pending_cards = [
+        p for p in fresh["pending"] if p["kind"] == "keep_diplomacy" and p["seat"] != seat
+    ]
+    unseen = [card for card in pile if card not in known]
+    for other in others:
+        unseen.extend(fresh["seats"][other]["hand"])
+    for pending in pending_cards:
+        unseen.extend(pending["cards"])
+    unseen = components.shuffled(unseen, rng)
+    fresh["decks"]["diplomacy"]["draw_pile"] = [
+        card if card in known else unseen.pop() for card in pile
+    ]
+    for other in others:
+        hand = fresh["seats"][other]["hand"]
+        fresh["seats"][other]["hand"] = [unseen.pop() for _ in hand]
+        fresh["returned_diplomacy"][other] = []
+    for pending in pending_cards:
+        pending["cards"] = [unseen.pop() for _ in pending["cards"]]

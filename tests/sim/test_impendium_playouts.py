@@ -1,0 +1,86 @@
+"""Random playouts of Impendium through the shared conformance check, every player count
+and every variant, with the game's own invariants."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from projections.games.impendium import IMPENDIUM
+from projections.games.impendium import state as query
+from projections.games.impendium.data import DIPLOMACY, FACTIONS, HARBINGERS, RULERS, STARS
+from tests.sim.conformance import check_random_game, games_per_count
+
+
+def _deck_cards(state: dict[str, Any], name: str) -> list[str]:
+    deck = state["decks"][name]
+    return [*deck["draw_pile"], *deck["discard_pile"]]
+
+
+def _exactly_once(found: list[str], every: dict[str, Any], what: str) -> None:
+    counts = Counter(found)
+    assert set(counts) == set(every), f"some {what} are missing or unknown"
+    assert all(n == 1 for n in counts.values()), f"a {what} card is in two places"
+
+
+def impendium_invariants(state: dict[str, Any]) -> None:
+    """No negative resources; every card somewhere exactly once; discs within the box."""
+    for mine in state["seats"]:
+        assert all(amount >= 0 for amount in mine["resources"].values())
+        assert len(mine["factions"]) <= query.MAX_FACTIONS
+    board = state["board"].values()
+    pending = state["pending"]
+    stars = _deck_cards(state, "stars") + [p["card"] for p in state["projects"]]
+    stars += [e["card"] for e in board if e["kind"] in ("star", "dust")]
+    stars += [card for card in state["setup_stars"] if card is not None]
+    stars += [p["card"] for p in pending if p["kind"] == "place_star"]
+    _exactly_once(stars, STARS, "star")
+    harbingers = _deck_cards(state, "harbingers") + [
+        e["card"] for e in board if e["kind"] == "harbinger"
+    ]
+    harbingers += [p["card"] for p in pending if p["kind"] == "place_harbinger"]
+    _exactly_once(harbingers, HARBINGERS, "harbinger")
+    factions = _deck_cards(state, "factions") + [f for f in state["subverting"].values() if f]
+    factions += [f for mine in state["seats"] for f in mine["factions"]]
+    _exactly_once(factions, FACTIONS, "faction")
+    rulers = _deck_cards(state, "rulers") + [g["card"] for g in state["galaxies"] if g["card"]]
+    _exactly_once(rulers, RULERS, "ruler")
+    diplomacy = _deck_cards(state, "diplomacy") + [c for m in state["seats"] for c in m["hand"]]
+    diplomacy += [c for p in pending if p["kind"] == "keep_diplomacy" for c in p["cards"]]
+    _exactly_once(diplomacy, DIPLOMACY, "diplomacy")
+    for seat in range(len(state["players"])):
+        assert 0 <= query.free_discs(state, seat) <= query.DISCS_PER_PLAYER
+
+
+VARIANTS = ["competitive", "semi_cooperative", "cooperative"]
+
+
+@pytest.mark.parametrize("player_count", [2, 3, 4, 5, 6])
+def test_random_impendium_games_pass_the_conformance_check(player_count: int) -> None:
+    for index in range(games_per_count()):
+        options = {
+            "variant": VARIANTS[index % 3],
+            "fast_galaxies": index % 2 == 0,
+            "round_limit": 2 + index % 4,
+        }
+        check_random_game(
+            IMPENDIUM,
+            player_count,
+            seed=f"impendium-{player_count}-{index}",
+            options=options,
+            invariants=impendium_invariants,
+        )
+
+
+def test_random_solo_impendium_games_pass_the_conformance_check() -> None:
+    for index in range(games_per_count()):
+        options = {"variant": "solo", "fast_galaxies": index % 2 == 0, "round_limit": 3 + index % 4}
+        check_random_game(
+            IMPENDIUM,
+            1,
+            seed=f"impendium-solo-{index}",
+            options=options,
+            invariants=impendium_invariants,
+        )
