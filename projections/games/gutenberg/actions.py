@@ -1,0 +1,221 @@
+"""Marshmallow schemas of every Gutenberg seat action (each loads the whole action object).
+
+Shapes only: whether an action is legal now is for rules.py to say, with its own codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields, validate
+
+from projections.games.gutenberg import data
+
+_SPECIALTY = validate.OneOf(data.SPECIALTIES)
+_INK = validate.OneOf(data.INKS)
+_TYPE = validate.OneOf(data.TYPES)
+_ROWS = validate.OneOf(("orders", "inks", "specialties", "gears", "patronage"))
+_ROTATION = validate.Range(0, data.SECTORS_PER_GEAR - 1)
+_AXLE = validate.Range(0, 2)
+
+
+def _type(name: str) -> Any:
+    return fields.String(required=True, validate=validate.Equal(name))
+
+
+def _int(**kwargs: Any) -> Any:
+    return fields.Integer(strict=True, **kwargs)
+
+
+class ChooseCharacterSchema(Schema):
+    type = _type("choose_character")
+    character = fields.String(required=True, validate=validate.OneOf(sorted(data.CHARACTERS)))
+
+
+class DraftOrderSchema(Schema):
+    type = _type("draft_order")
+    printing = fields.String(required=True)
+    refinement = fields.String(required=True)
+
+
+class ChooseTypesSchema(Schema):
+    type = _type("choose_types")
+    letters = fields.List(
+        fields.String(validate=_TYPE), required=True, validate=validate.Length(equal=3)
+    )
+
+
+class ChooseWildInkSchema(Schema):
+    type = _type("choose_wild_ink")
+    ink = fields.String(required=True, validate=_INK)
+
+
+class SubmitPlanSchema(Schema):
+    type = _type("submit_plan")
+    rows = fields.List(
+        _int(validate=validate.Range(0, 6)), required=True, validate=validate.Length(equal=5)
+    )
+
+
+class MoveMarkerSchema(Schema):
+    type = _type("move_marker")
+    from_row = fields.String(required=True, validate=_ROWS)
+    to_row = fields.String(required=True, validate=_ROWS)
+
+
+class PassSchema(Schema):
+    type = _type("pass")
+
+
+class TakeOrderSchema(Schema):
+    type = _type("take_order")
+    printing = fields.String(required=True)
+    refinement = fields.String(required=True)
+    discard_slot = _int(required=True, allow_none=True, validate=validate.Range(0, 3))
+
+
+class TakeInksSchema(Schema):
+    type = _type("take_inks")
+    set = _int(required=True, validate=validate.Range(0, 3))
+    count = _int(required=True, validate=validate.Range(1, 3))
+
+
+class DevelopSpecialtySchema(Schema):
+    type = _type("develop_specialty")
+    card = fields.String(required=True)
+    mode = fields.String(required=True, validate=validate.OneOf(("symbols", "single")))
+    specialty = fields.String(required=True, allow_none=True, validate=_SPECIALTY)
+
+
+class InstallGearSchema(Schema):
+    type = _type("install_gear")
+    gear = fields.String(required=True)
+    rotation = _int(required=True, validate=_ROTATION)
+    replace_axle = _int(required=True, allow_none=True, validate=_AXLE)
+
+
+class RepositionGearSchema(Schema):
+    type = _type("reposition_gear")
+    axle = _int(required=True, validate=_AXLE)
+    rotation = _int(required=True, validate=_ROTATION)
+
+
+class PatronageRewardSchema(Schema):
+    type = _type("patronage_reward")
+    reward = fields.String(
+        required=True, validate=validate.OneOf(("order", "specialty", "guilders", "inks"))
+    )
+
+
+class TakePatronageSchema(Schema):
+    type = _type("take_patronage")
+    card = fields.String(required=True)
+
+
+class OrderPartSchema(Schema):
+    slot = _int(required=True, validate=validate.Range(0, 3))
+    colours = fields.Boolean(required=True)
+    decorations = fields.Boolean(required=True)
+
+
+class IgnoreTypeSchema(Schema):
+    slot = _int(required=True, validate=validate.Range(0, 3))
+    letter = fields.String(required=True, validate=_TYPE)
+
+
+class FulfillOrdersSchema(Schema):
+    type = _type("fulfill_orders")
+    orders = fields.List(
+        fields.Nested(OrderPartSchema), required=True, validate=validate.Length(1, 4)
+    )
+    ignore = fields.Nested(IgnoreTypeSchema, required=True, allow_none=True)
+
+
+class BuyTypeSchema(Schema):
+    type = _type("buy_type")
+    letter = fields.String(required=True, validate=_TYPE)
+
+
+class ActivateGearSchema(Schema):
+    """The parameters a sector needs: give/take (exchanges), specialty (lowest tie),
+    choice (discard a type for fame or guilders); none for the others."""
+
+    type = _type("activate_gear")
+    axle = _int(required=True, validate=_AXLE)
+    give = fields.String(validate=validate.OneOf([*data.INKS, *data.TYPES]))
+    take = fields.List(
+        fields.String(validate=validate.OneOf([*data.INKS, *data.TYPES])),
+        validate=validate.Length(1, 2),
+    )
+    specialty = fields.String(validate=_SPECIALTY)
+    choice = fields.String(validate=validate.OneOf(("fame", "guilders")))
+
+
+class SwapSpecialtiesSchema(Schema):
+    type = _type("swap_specialties")
+    first = fields.String(required=True, validate=_SPECIALTY)
+    second = fields.String(required=True, validate=_SPECIALTY)
+
+
+class KeepOrderSchema(Schema):
+    type = _type("keep_order")
+    printing = fields.String(required=True)
+    refinement = fields.String(required=True)
+    discard_slot = _int(required=True, allow_none=True, validate=validate.Range(0, 3))
+
+
+class RedrawOrderSchema(Schema):
+    type = _type("redraw_order")
+    cards = fields.String(
+        required=True, validate=validate.OneOf(("printing", "refinement", "mixed"))
+    )
+
+
+class AdvanceSpecialtySchema(Schema):
+    type = _type("advance_specialty")
+    specialty = fields.String(required=True, validate=_SPECIALTY)
+
+
+class TakeInkSchema(Schema):
+    type = _type("take_ink")
+    ink = fields.String(required=True, validate=_INK)
+
+
+class ChooseUnglerSpecialtiesSchema(Schema):
+    type = _type("choose_ungler_specialties")
+    level_one = fields.String(required=True, validate=_SPECIALTY)
+    level_two = fields.String(required=True, validate=_SPECIALTY)
+
+
+class KeepGearsSchema(Schema):
+    type = _type("keep_gears")
+    gears = fields.List(fields.String(), required=True, validate=validate.Length(1, 2))
+    rotations = fields.List(_int(validate=_ROTATION), required=True, validate=validate.Length(1, 2))
+
+
+SCHEMAS: dict[str, type[Schema]] = {
+    "choose_character": ChooseCharacterSchema,
+    "draft_order": DraftOrderSchema,
+    "choose_types": ChooseTypesSchema,
+    "choose_wild_ink": ChooseWildInkSchema,
+    "submit_plan": SubmitPlanSchema,
+    "move_marker": MoveMarkerSchema,
+    "pass": PassSchema,
+    "take_order": TakeOrderSchema,
+    "take_inks": TakeInksSchema,
+    "develop_specialty": DevelopSpecialtySchema,
+    "install_gear": InstallGearSchema,
+    "reposition_gear": RepositionGearSchema,
+    "patronage_reward": PatronageRewardSchema,
+    "take_patronage": TakePatronageSchema,
+    "fulfill_orders": FulfillOrdersSchema,
+    "buy_type": BuyTypeSchema,
+    "activate_gear": ActivateGearSchema,
+    "swap_specialties": SwapSpecialtiesSchema,
+    "keep_order": KeepOrderSchema,
+    "redraw_order": RedrawOrderSchema,
+    "advance_specialty": AdvanceSpecialtySchema,
+    "take_ink": TakeInkSchema,
+    "choose_ungler_specialties": ChooseUnglerSpecialtiesSchema,
+    "keep_gears": KeepGearsSchema,
+}

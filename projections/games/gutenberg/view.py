@@ -1,0 +1,204 @@
+"""What each seat may see of a Gutenberg game, resampling what it cannot, and timeline lines.
+
+Hidden at the table (docs/rules/gutenberg.md, "Hidden information"): deck order, the
+patronage and character tiles left in the box, other seats' plans until the reveal, other
+seats' character tiles until all have chosen, and the cards or gears another seat drew
+for a reward until it keeps them. Everything else (guilders, inks, types, orders, gears,
+specialties, the bag's contents, discard piles) lies open.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from projections import components
+from projections.fold import copy_state
+from projections.games.gutenberg import data
+from projections.ruleset import Action, State
+
+DRAWN_KEYS = {"order": ("printing", "refinement"), "guillard": ("gears",)}
+
+
+def view(state: State, seat: int | None, status: dict[str, Any]) -> dict[str, Any]:
+    """The state as ``seat`` (None: a spectator) sees it."""
+    decks = {
+        name: {**components.deck_size(deck), "discards": list(deck["discard_pile"])}
+        for name, deck in state["decks"].items()
+    }
+    return copy_state(
+        {
+            "players": state["players"],
+            "options": state["options"],
+            "side": state["side"],
+            "status": status,
+            "round": state["round"],
+            "phase": state["phase"],
+            "first_player": state["first_player"],
+            "board": state["board"],
+            "draft": state["draft"],
+            "decks": decks,
+            "bag": state["bag"]["contents"],
+            "patronage_box": len(state["patronage_box"]),
+            "character_box": len(state["character_box"]),
+            "seats": [_seat_view(state, other, seat) for other in range(len(state["seats"]))],
+            "queue": state["queue"],
+            "turn": state["turn"],
+            "pending": [_pending_view(p, seat) for p in state["pending"]],
+            "finished": state["finished"],
+            "result": state["final"],
+        }
+    )
+
+
+def _seat_view(state: State, other: int, seat: int | None) -> dict[str, Any]:
+    player = state["seats"][other]
+    shown = {
+        k: v for k, v in player.items() if k not in ("plan", "character_offer", "character_choice")
+    }
+    own = other == seat
+    shown["plan_submitted"] = player["plan"] is not None
+    shown["plan"] = player["plan"] if own or state["plans_revealed"] else None
+    shown["character_offer"] = player["character_offer"] if own else len(player["character_offer"])
+    shown["character_chosen"] = player["character_choice"] is not None
+    shown["character_choice"] = player["character_choice"] if own else None
+    return shown
+
+
+def _pending_view(pending: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    if pending["seat"] == seat:
+        return pending
+    shown = dict(pending)
+    for key in DRAWN_KEYS.get(pending["kind"], ()):
+        shown[key] = len(pending[key])
+    return shown
+
+
+def resample_hidden(
+    state: State,
+    seat: int,
+    rng: random.Random,
+    plans: Callable[[int], list[tuple[int, ...]]],
+) -> State:
+    """A copy with everything ``seat`` cannot see redrawn consistently with what it saw."""
+    fresh: State = copy_state(state)
+    others = [p for p in fresh["pending"] if p["seat"] != seat]
+    for deck_name, key in (
+        ("printing", "printing"),
+        ("refinement", "refinement"),
+        ("gears", "gears"),
+    ):
+        holders = [p for p in others if key in DRAWN_KEYS.get(p["kind"], ())]
+        deck = fresh["decks"][deck_name]
+        unseen = deck["draw_pile"] + [card for p in holders for card in p[key]]
+        unseen = components.shuffled(unseen, rng)
+        for pending in holders:
+            count = len(pending[key])
+            pending[key], unseen = unseen[:count], unseen[count:]
+        deck["draw_pile"] = unseen
+    specialty = fresh["decks"]["specialty"]
+    specialty["draw_pile"] = components.shuffled(specialty["draw_pile"], rng)
+    if fresh["phase"] == "choose_character":
+        _resample_characters(fresh, seat, rng)
+    if not fresh["plans_revealed"]:
+        for other, player in enumerate(fresh["seats"]):
+            if other != seat and player["plan"] is not None:
+                player["plan"] = list(rng.choice(plans(player["markers"])))
+    return fresh
+
+
+def _resample_characters(fresh: State, seat: int, rng: random.Random) -> None:
+    players = fresh["seats"]
+    unseen = fresh["character_box"] + [
+        c for other, p in enumerate(players) if other != seat for c in p["character_offer"]
+    ]
+    unseen = components.shuffled(unseen, rng)
+    for other, player in enumerate(players):
+        if other == seat:
+            continue
+        count = len(player["character_offer"])
+        player["character_offer"], unseen = unseen[:count], unseen[count:]
+        if player["character_choice"] is not None:
+            player["character_choice"] = rng.choice(player["character_offer"])
+    fresh["character_box"] = sorted(unseen)
+
+
+# -- timeline lines ----------------------------------------------------------------------
+
+
+def summarize(state: State, action: Action) -> str:
+    """One line for the timeline; ``state`` is the state before ``action``."""
+    seat = action.get("seat")
+    kind = str(action.get("type"))
+    if seat is None:
+        return _system_line(state, action)
+    who = state["players"][seat]
+    line = _LINES.get(kind)
+    return f"{who} {line(state, seat, action) if line else kind.replace('_', ' ')}"
+
+
+def _system_line(state: State, action: Action) -> str:
+    kind = action["type"]
+    if kind == "finish_action":
+        return f"The {action['action']} action ends; what is left on the board is discarded"
+    return {
+        "reveal_characters": "The characters are revealed",
+        "turn_gears": f"Round {state['round']}: every printing house turns its gears",
+        "reveal_plans": "All plans are revealed",
+        "end_of_round": f"Round {state['round']} ends: the board is refilled",
+        "final_scoring": "Final scoring",
+    }.get(kind, kind.replace("_", " "))
+
+
+def _inks_cost(state: State, seat: int, action: Action) -> str:
+    from projections.games.gutenberg.rules import ink_cost
+
+    cost = ink_cost(state["board"]["inks"][action["set"]], action["count"])
+    return f"took {action['count']} inks from set {action['set'] + 1} for {cost} guilders"
+
+
+def _fulfil(state: State, seat: int, action: Action) -> str:
+    orders = state["seats"][seat]["orders"]
+    names = [
+        f"{orders[p['slot']]['printing']}+{orders[p['slot']]['refinement']}"
+        for p in action["orders"]
+    ]
+    return f"fulfilled {len(names)} order(s): {', '.join(names)}"
+
+
+_LINES: dict[str, Callable[[State, int, Action], str]] = {
+    "choose_character": lambda s, n, a: "chose a character",
+    "draft_order": lambda s, n, a: f"drafted the order {a['printing']}+{a['refinement']}",
+    "choose_types": lambda s, n, a: f"chose the types {', '.join(a['letters'])}",
+    "choose_wild_ink": lambda s, n, a: f"made {a['ink']} ink wild this round",
+    "submit_plan": lambda s, n, a: "submitted a secret plan",
+    "move_marker": lambda s, n, a: f"moved a marker from {a['from_row']} to {a['to_row']}",
+    "pass": lambda s, n, a: f"passed ({s['phase']})",
+    "take_order": lambda s, n, a: f"took the order {a['printing']}+{a['refinement']}",
+    "take_inks": _inks_cost,
+    "develop_specialty": lambda s, n, a: (
+        f"used specialty card {a['card']} for "
+        + ("its symbols" if a["mode"] == "symbols" else f"+1 {a['specialty']}")
+    ),
+    "install_gear": lambda s, n, a: f"installed gear {a['gear']}",
+    "reposition_gear": lambda s, n, a: f"repositioned the gear on axle {a['axle'] + 1}",
+    "patronage_reward": lambda s, n, a: f"took the patronage reward: {a['reward']}",
+    "take_patronage": lambda s, n, a: f"took the patronage card {a['card']}",
+    "fulfill_orders": _fulfil,
+    "buy_type": lambda s, n, a: f"bought the type {a['letter']}",
+    "activate_gear": lambda s, n, a: f"used the gear on axle {a['axle'] + 1}",
+    "swap_specialties": lambda s, n, a: f"swapped {a['first']} and {a['second']}",
+    "keep_order": lambda s, n, a: f"kept the order {a['printing']}+{a['refinement']}",
+    "redraw_order": lambda s, n, a: f"paid 2 guilders to draw 2 more {a['cards']} cards",
+    "advance_specialty": lambda s, n, a: f"advanced {a['specialty']}",
+    "take_ink": lambda s, n, a: f"took a {a['ink']} ink from the bag",
+    "choose_ungler_specialties": lambda s, n, a: (
+        f"set {a['level_one']} to I and {a['level_two']} to II"
+    ),
+    "keep_gears": lambda s, n, a: f"kept and installed the gears {', '.join(a['gears'])}",
+}
+
+
+def character_name(character: str | None) -> str:
+    return "" if character is None else str(data.CHARACTERS[character]["name"])
