@@ -1,0 +1,239 @@
+"""``/games/{id}/webhooks``: a seat (or the admin) asks to be told what happens in a game.
+
+A seat's webhook sees what that seat may see and is listed only to that seat; the admin's
+sees everything and the admin lists every webhook of the game. How deliveries are signed
+and retried: ``service.notifications``. Bodies: ``WebhookCreateSchema`` (request),
+``WebhookSchema`` and ``WebhookListSchema`` (responses), documented for openapi.yaml in each
+view's docstring (the convention of ``service.openapi``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates
+
+from service import commands
+from service.api import json_body
+from service.auth import AuthError, Viewer, resolve_viewer
+from service.errors import ApiError
+from service.notifications import (
+    WEBHOOK_EVENTS,
+    WebhookError,
+    check_url,
+    new_webhook,
+    public_delivery,
+    public_webhook,
+)
+
+bp = Blueprint("webhooks", __name__)
+
+#: How many recent deliveries GET lists per webhook.
+LISTED_DELIVERIES = 20
+
+
+class WebhookCreateSchema(Schema):
+    """POST /games/{id}/webhooks: where to POST notices, the signing secret, what to send."""
+
+    class Meta:
+        unknown = RAISE
+
+    url = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=2048),
+        metadata={"description": "http(s) URL the deliveries are POSTed to", "format": "uri"},
+    )
+    secret = fields.String(
+        required=True,
+        load_only=True,
+        validate=validate.Length(min=16, max=256),
+        metadata={"description": "Signs each delivery (Meeple-Signature header); never shown"},
+    )
+    events = fields.List(
+        fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)),
+        load_default=lambda: list(WEBHOOK_EVENTS),
+        validate=validate.Length(min=1, max=len(WEBHOOK_EVENTS)),
+        metadata={"description": "What to be told of (default: everything)"},
+    )
+
+    @validates("url")
+    def _url_is_a_webhook_url(self, value: str, **_: Any) -> None:
+        try:
+            check_url(value)
+        except WebhookError as error:
+            raise ValidationError(error.message) from None
+
+
+class WebhookOwnerSchema(Schema):
+    seat = fields.Integer(metadata={"description": "The seat that registered it"})
+    admin = fields.Boolean(metadata={"description": "Registered with the admin key"})
+
+
+class DeliveryAttemptSchema(Schema):
+    at = fields.String(required=True, metadata={"description": "When (UTC ISO-8601)"})
+    status = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "The receiver's HTTP status"}
+    )
+    error = fields.String(
+        required=True, allow_none=True, metadata={"description": "Why it failed; null if not"}
+    )
+    duration_ms = fields.Float(required=True)
+
+
+class DeliverySchema(Schema):
+    id = fields.String(required=True, metadata={"description": "Sent as Meeple-Delivery"})
+    kind = fields.String(
+        required=True,
+        validate=validate.OneOf(WEBHOOK_EVENTS),
+        metadata={"description": "Sent as Meeple-Event"},
+    )
+    seq = fields.Integer(required=True, metadata={"description": "The event it is about"})
+    status = fields.String(
+        required=True, validate=validate.OneOf(["pending", "delivered", "failed"])
+    )
+    attempts = fields.List(fields.Nested(DeliveryAttemptSchema), required=True)
+    next_attempt_at = fields.Float(
+        required=True, allow_none=True, metadata={"description": "Unix time of the next retry"}
+    )
+    created_at = fields.String(required=True)
+
+
+class WebhookSchema(Schema):
+    id = fields.String(required=True)
+    url = fields.String(required=True)
+    events = fields.List(fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)), required=True)
+    owner = fields.Nested(WebhookOwnerSchema, required=True)
+    created_at = fields.String(required=True)
+    cursor = fields.Integer(
+        required=True, metadata={"description": "The last game version it was notified of"}
+    )
+    deliveries = fields.List(
+        fields.Nested(DeliverySchema),
+        metadata={"description": "The latest deliveries, newest first"},
+    )
+
+
+class WebhookListSchema(Schema):
+    webhooks = fields.List(fields.Nested(WebhookSchema), required=True)
+
+
+def _services() -> Any:
+    return current_app.extensions["meeple"]
+
+
+def _owner_viewer(game_id: str) -> tuple[Any, Viewer]:
+    """The game and a viewer that may own webhooks (a seat or the admin)."""
+    services = _services()
+    game = commands.load_game(services, game_id)
+    viewer = resolve_viewer(
+        game.meta, request.headers.get("Authorization"), services.config.admin_key
+    )
+    if viewer.seat is None and not viewer.admin:
+        raise AuthError("missing_token", "Send your seat token as 'Authorization: Bearer <token>'.")
+    return game, viewer
+
+
+def _owned_by(webhook: dict[str, Any], viewer: Viewer) -> bool:
+    return viewer.admin or webhook["owner"].get("seat") == viewer.seat
+
+
+@bp.post("/games/<game_id>/webhooks")
+def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
+    """Register a webhook for this game.
+    ---
+    post:
+      operationId: createWebhook
+      tags: [notifications]
+      summary: Register a webhook
+      description: >
+        Each delivery is a JSON body POSTed to ``url`` with the headers ``Meeple-Event``,
+        ``Meeple-Delivery`` and ``Meeple-Signature: t=<unix>,v1=<hex>`` where ``v1`` is
+        HMAC-SHA256 of ``"<t>.<body>"`` under ``secret``. A delivery that is not answered
+        with a 2xx is retried with exponential backoff. A seat's webhook sees only what that
+        seat may see; ``your_turn`` tells a seat it is awaited.
+      security: [{seatToken: []}, {adminKey: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: WebhookCreateSchema
+      responses:
+        201:
+          description: Registered; notified of what happens from now on.
+          headers:
+            Location: Location
+          content:
+            application/json:
+              schema: WebhookSchema
+        401: Unauthorized
+    """
+    game, viewer = _owner_viewer(game_id)
+    body = WebhookCreateSchema().load(json_body())
+    owner = {"admin": True} if viewer.admin else {"seat": viewer.seat}
+    try:
+        webhook = new_webhook(
+            game_id, body["url"], body["secret"], body["events"], owner, game.version
+        )
+    except WebhookError as error:
+        raise ValidationError({error.field: [error.message]}) from None
+    _services().jobs.state.add_webhook(webhook)
+    location = url_for("webhooks.list_webhooks", game_id=game_id) + f"#{webhook['id']}"
+    return jsonify({**public_webhook(webhook), "deliveries": []}), 201, {"Location": location}
+
+
+@bp.get("/games/<game_id>/webhooks")
+def list_webhooks(game_id: str) -> Response:
+    """The bearer's webhooks of this game (every one for the admin) with recent deliveries.
+    ---
+    get:
+      operationId: listWebhooks
+      tags: [notifications]
+      summary: List webhooks and their deliveries
+      security: [{seatToken: []}, {adminKey: []}]
+      responses:
+        200:
+          description: The webhooks, oldest first, each with its latest deliveries.
+          content:
+            application/json:
+              schema: WebhookListSchema
+        401: Unauthorized
+    """
+    _, viewer = _owner_viewer(game_id)
+    state = _services().jobs.state
+    listed = []
+    for webhook in state.webhooks(game_id):
+        if not _owned_by(webhook, viewer):
+            continue
+        deliveries = state.recent_deliveries(game_id, webhook["id"], LISTED_DELIVERIES)
+        listed.append(
+            {
+                **public_webhook(webhook),
+                "deliveries": [public_delivery(delivery) for delivery in deliveries],
+            }
+        )
+    return jsonify({"webhooks": listed})
+
+
+@bp.delete("/games/<game_id>/webhooks/<webhook_id>")
+def delete_webhook(game_id: str, webhook_id: str) -> tuple[str, int]:
+    """Stop a webhook.
+    ---
+    delete:
+      operationId: deleteWebhook
+      tags: [notifications]
+      summary: Remove a webhook
+      security: [{seatToken: []}, {adminKey: []}]
+      responses:
+        204:
+          description: Removed; pending retries are given up.
+        401: Unauthorized
+    """
+    _, viewer = _owner_viewer(game_id)
+    state = _services().jobs.state
+    webhook = next((hook for hook in state.webhooks(game_id) if hook["id"] == webhook_id), None)
+    # Another seat's webhook answers like a missing one: its existence is that seat's business.
+    if webhook is None or not _owned_by(webhook, viewer):
+        raise ApiError(404, "not_found", "This game has no such webhook of yours.")
+    state.remove_webhook(game_id, webhook_id)
+    return "", 204

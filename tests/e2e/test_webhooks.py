@@ -1,0 +1,316 @@
+"""Webhooks through the API: registration and its auth, signed deliveries to a real HTTP
+receiver on loopback that fails the first attempts, retries, and what each seat may see."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.app import create_app
+from service.bootstrap import Services, bootstrap
+from service.config import load_config
+from service.notifications import SIGNATURE_HEADER, verify_signature
+
+ADMIN_KEY = "webhook-test-admin-key-0123"
+SECRET = "a-secret-of-at-least-16-chars"
+
+
+@dataclass
+class Receiver:
+    """An HTTP server on loopback that answers 500 to its first ``failures`` requests."""
+
+    failures: int = 0
+    received: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def bodies(self, accepted_only: bool = True) -> list[dict[str, Any]]:
+        with self.lock:
+            return [
+                json.loads(hit["body"])
+                for hit in self.received
+                if hit["status"] == 200 or not accepted_only
+            ]
+
+    def wait_for(self, check: Callable[[list[dict[str, Any]]], bool], patience: float = 30) -> None:
+        deadline = time.monotonic() + patience
+        while not check(self.bodies()):
+            assert time.monotonic() < deadline, f"the receiver got only {self.bodies()}"
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    state = Receiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            with state.lock:
+                status = 500 if len(state.received) < state.failures else 200
+                state.received.append(
+                    {"headers": dict(self.headers), "body": body, "status": status}
+                )
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/meeple"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    config = load_config({}, store_url=f"sqlite:///{tmp_path}/meeple.db", admin_key=ADMIN_KEY)
+    built = bootstrap(config)
+    # Retries a few hundredths of a second apart, so the test waits little for them.
+    built.jobs.settings = replace(
+        built.jobs.settings, webhook_retry_base=0.02, sweep_interval=0.02, webhook_timeout=5
+    )
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def app(services: Services) -> Flask:
+    return create_app(services=services)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def new_game(client: FlaskClient, **options: Any) -> dict[str, Any]:
+    response = client.post(
+        "/games", json={"ruleset": "tally", "players": ["Ann", "Bob"], "options": options}
+    )
+    assert response.status_code == 201, response.json
+    created: dict[str, Any] = response.json
+    return created
+
+
+def register(
+    client: FlaskClient, game: dict[str, Any], token: str, url: str, events: list[str] | None = None
+) -> Any:
+    body: dict[str, Any] = {"url": url, "secret": SECRET}
+    if events is not None:
+        body["events"] = events
+    return client.post(f"/games/{game['id']}/webhooks", json=body, headers=bearer(token))
+
+
+def act(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, Any]) -> Any:
+    token = game["seats"][seat]["token"]
+    response = client.post(f"/games/{game['id']}/actions", json=action, headers=bearer(token))
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def test_a_seat_registers_a_webhook_and_reads_it_back_without_its_secret(
+    client: FlaskClient, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    created = register(client, game, game["seats"][0]["token"], receiver.url, ["your_turn"])
+    assert created.status_code == 201
+    assert created.json["owner"] == {"seat": 0}
+    assert created.json["events"] == ["your_turn"]
+    assert "secret" not in created.json
+    listed = client.get(f"/games/{game['id']}/webhooks", headers=bearer(game["seats"][0]["token"]))
+    assert [hook["id"] for hook in listed.json["webhooks"]] == [created.json["id"]]
+    assert SECRET not in listed.get_data(as_text=True)
+
+
+def test_webhooks_need_a_seat_token_or_the_admin_key(
+    client: FlaskClient, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    other = new_game(client)
+    body = {"url": receiver.url, "secret": SECRET}
+    path = f"/games/{game['id']}/webhooks"
+    assert client.post(path, json=body).status_code == 401
+    assert client.get(path).status_code == 401
+    foreign = bearer(other["seats"][0]["token"])
+    assert client.post(path, json=body, headers=foreign).status_code == 401
+    malformed = {"Authorization": "Bearer not a token"}
+    assert client.post(path, json=body, headers=malformed).status_code == 401
+    assert client.post(path, json=body, headers=bearer(ADMIN_KEY)).json["owner"] == {"admin": True}
+
+
+def test_a_seat_sees_only_its_own_webhooks_and_the_admin_sees_all(
+    client: FlaskClient, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    ann, bob = (seat["token"] for seat in game["seats"])
+    mine = register(client, game, ann, receiver.url).json["id"]
+    theirs = register(client, game, bob, receiver.url).json["id"]
+    path = f"/games/{game['id']}/webhooks"
+    assert [hook["id"] for hook in client.get(path, headers=bearer(ann)).json["webhooks"]] == [mine]
+    listed = client.get(path, headers=bearer(ADMIN_KEY)).json["webhooks"]
+    assert [hook["id"] for hook in listed] == [mine, theirs]
+    assert client.delete(f"{path}/{theirs}", headers=bearer(ann)).status_code == 404
+    assert client.delete(f"{path}/{mine}", headers=bearer(ann)).status_code == 204
+    assert client.get(path, headers=bearer(ann)).json["webhooks"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"url": "ftp://127.0.0.1/x", "secret": SECRET}, "url"),
+        ({"url": "not a url", "secret": SECRET}, "url"),
+        ({"url": "http://user:pw@127.0.0.1/", "secret": SECRET}, "url"),
+        ({"url": "http://127.0.0.1/", "secret": "short"}, "secret"),
+        ({"url": "http://127.0.0.1/", "secret": SECRET, "events": ["everything"]}, "events"),
+        ({"url": "http://127.0.0.1/", "secret": SECRET, "events": []}, "events"),
+        ({"secret": SECRET}, "url"),
+        ({"url": "http://127.0.0.1/", "secret": SECRET, "colour": "red"}, "colour"),
+    ],
+)
+def test_a_bad_registration_is_refused_naming_the_field(
+    client: FlaskClient, body: dict[str, Any], field: str
+) -> None:
+    game = new_game(client)
+    response = client.post(
+        f"/games/{game['id']}/webhooks", json=body, headers=bearer(game["seats"][0]["token"])
+    )
+    assert response.status_code == 422
+    assert response.mimetype == "application/problem+json"
+    assert field in response.json["errors"]
+
+
+def test_malformed_json_is_refused(client: FlaskClient) -> None:
+    game = new_game(client)
+    response = client.post(
+        f"/games/{game['id']}/webhooks",
+        data="{not json",
+        content_type="application/json",
+        headers=bearer(game["seats"][0]["token"]),
+    )
+    assert response.status_code == 400
+
+
+def test_deliveries_are_signed_retried_until_accepted_and_every_attempt_is_recorded(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    receiver.failures = 2
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["action"])
+    act(client, game, 0, {"type": "bid", "amount": 7})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    assert len(receiver.received) == 3
+    for hit in receiver.received:
+        header = hit["headers"][SIGNATURE_HEADER]
+        assert verify_signature(header, SECRET, hit["body"])
+        assert not verify_signature(header, "another-secret-entirely", hit["body"])
+        assert not verify_signature(header, SECRET, hit["body"] + b" ")
+        assert hit["headers"]["Meeple-Event"] == "action"
+    delivered = receiver.bodies()[0]
+    assert delivered["kind"] == "action"
+    assert delivered["event"]["secret"]["action"] == {"type": "bid", "amount": 7}
+    listed = client.get(f"/games/{game['id']}/webhooks", headers=bearer(ann)).json
+    delivery = listed["webhooks"][0]["deliveries"][0]
+    assert delivery["status"] == "delivered"
+    assert [attempt["status"] for attempt in delivery["attempts"]] == [500, 500, 200]
+    assert [attempt["error"] is None for attempt in delivery["attempts"]] == [False, False, True]
+
+
+def test_a_delivery_is_given_up_after_the_last_attempt(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, webhook_max_attempts=3)
+    receiver.failures = 1000
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["action"])
+    act(client, game, 0, {"type": "bid", "amount": 1})
+    path = f"/games/{game['id']}/webhooks"
+    deadline = time.monotonic() + 30
+    while True:
+        deliveries = client.get(path, headers=bearer(ann)).json["webhooks"][0]["deliveries"]
+        if deliveries and deliveries[0]["status"] != "pending":
+            delivery = deliveries[0]
+            break
+        assert time.monotonic() < deadline, deliveries
+        time.sleep(0.02)
+    assert delivery["status"] == "failed"
+    assert len(delivery["attempts"]) == 3
+    assert delivery["next_attempt_at"] is None
+
+
+def test_a_seats_webhook_sees_only_what_that_seat_may_see_and_its_turn(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    bob = game["seats"][1]["token"]
+    register(client, game, bob, receiver.url)
+    act(client, game, 0, {"type": "bid", "amount": 9})
+    act(client, game, 1, {"type": "bid", "amount": 4})
+    # After both bids the reveal is automatic; then it is Ann's turn, not Bob's.
+    receiver.wait_for(lambda bodies: any(body["kind"] == "system" for body in bodies))
+    assert services.jobs.wait_idle(30)
+    bodies = sorted(receiver.bodies(), key=lambda body: (body["seq"], body["kind"]))
+    kinds = [(body["seq"], body["kind"]) for body in bodies]
+    assert kinds == [(2, "action"), (3, "action"), (4, "system")]
+    anns_bid, bobs_bid = bodies[0]["event"], bodies[1]["event"]
+    assert anns_bid["redacted"] is True and anns_bid["secret"] is None
+    assert bobs_bid["secret"]["action"]["amount"] == 4
+    assert all(body["game_id"] == game["id"] for body in bodies)
+    # Ann's secret bid reaches Bob's webhook only once revealed, in the public reveal.
+    raw = b"".join(hit["body"] for hit in receiver.received)
+    assert b'"amount":9' not in raw.split(b'"kind":"system"')[0]
+
+
+def test_your_turn_tells_the_seat_that_became_awaited(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    notice = receiver.bodies()[0]
+    assert notice["kind"] == "your_turn"
+    assert notice["seat"] == 0
+    assert notice["seq"] == 4  # Ann is awaited once the bids are revealed
+    assert notice["status"]["to_act"] == [0]
+
+
+def test_the_admins_webhook_hears_the_end_of_the_game_with_the_result(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client, rounds=1, turns_per_round=1)
+    register(client, game, ADMIN_KEY, receiver.url, ["game_finished"])
+    act(client, game, 0, {"type": "bid", "amount": 0})
+    act(client, game, 1, {"type": "bid", "amount": 0})
+    assert services.jobs.wait_idle(30)
+    for seat in (0, 1):
+        act(client, game, seat, {"type": "draw"})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    finished = receiver.bodies()[0]
+    assert finished["kind"] == "game_finished"
+    assert finished["status"]["finished"] is True
+    assert [row["seat"] for row in finished["result"]["scores"]] == [0, 1]
