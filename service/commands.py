@@ -228,7 +228,7 @@ def act(
             if expected_version is not None and expected_version != game.version:
                 raise ConcurrencyConflict(game_id, expected_version, game.version)
             _check_may_act(game, seat)
-            event, new_state = decide_action(game, seat, action)
+            event, new_state = _decide(game, seat, action)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
             earlier = _earlier_result(services, game_id, seat, key, action)
             if earlier is not None:
@@ -252,16 +252,26 @@ def act(
 
 
 def _check_may_act(game: Game, seat: int) -> None:
-    ruleset = game.ruleset
-    status = ruleset.status(game.state)
+    status = game.ruleset.status(game.state)
     if status.get("finished"):
         raise IllegalAction("game_finished", "The game is over.")
     if status.get("awaiting_system"):
         raise AwaitingSystemStep(str(status["awaiting_system"]))
-    # A seat outside ``to_act`` may still have free actions (DESIGN.md), which
-    # legal_actions lists; with none, the rules' own answer would only be less clear.
-    if seat not in status.get("to_act", []) and not ruleset.legal_actions(game.state, seat):
+
+
+def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
+    """The rules decide first, so their own, more telling code wins (``already_bid`` ...).
+
+    Then the turn order is guarded once more for every game: a seat outside ``to_act`` may
+    only take the free actions ``legal_actions`` lists for it (DESIGN.md, ruleset contract).
+    """
+    event, new_state = decide_action(game, seat, action)
+    ruleset = game.ruleset
+    if seat not in ruleset.status(game.state).get("to_act", []) and not ruleset.legal_actions(
+        game.state, seat
+    ):
         raise IllegalAction("not_your_turn", "It is not your turn.")
+    return event, new_state
 
 
 def _earlier_result(

@@ -265,6 +265,20 @@ def _version() -> str:
     return service_version()
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text as literal blocks, so descriptions read in the file as in the code."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def spec_yaml(app: Flask, rulesets: list[Ruleset] | None = None) -> str:
     """openapi.yaml's text."""
-    return yaml.safe_dump(build_spec(app, rulesets), sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(
+        build_spec(app, rulesets), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
+    )

@@ -1,0 +1,102 @@
+"""The ``meeple`` command: serve the API, run a worker, print openapi.yaml, and the log
+commands of service.cli_log (simulate, export, import, replay, verify)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from service.config import load_config
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="meeple", description="Meeple Ledger: an event-sourced game-state service."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = subparsers.add_parser("serve", help="serve the REST API (MEEPLE_* configure it)")
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    serve.set_defaults(handler=run_serve)
+
+    worker = subparsers.add_parser("worker", help="run an RQ worker (needs MEEPLE_REDIS_URL)")
+    worker.set_defaults(handler=run_worker)
+
+    openapi = subparsers.add_parser("openapi", help="print openapi.yaml, generated from the code")
+    openapi.set_defaults(handler=run_openapi)
+
+    if importlib.util.find_spec("service.cli_log") is not None:
+        importlib.import_module("service.cli_log").add_commands(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.handler(args)
+    return result
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """The embedded server: werkzeug's threaded server, one process (gunicorn in compose)."""
+    from werkzeug.serving import run_simple
+
+    from service.app import create_app
+
+    app = create_app(load_config())
+    print(f"Meeple Ledger on http://{args.host}:{args.port} (docs: /docs)", file=sys.stderr)
+    try:
+        run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
+    finally:
+        app.extensions["meeple"].close()
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from service.jobs import run_worker as start_worker
+
+    return int(start_worker(load_config()) or 0)
+
+
+def run_openapi(args: argparse.Namespace) -> int:
+    sys.stdout.write(openapi_text())
+    return 0
+
+
+def openapi_text() -> str:
+    """openapi.yaml as this build generates it: the product games' actions, no test ones.
+
+    The app is built on a throwaway in-memory-free setup: nothing is opened but a temporary
+    SQLite file, since only the routes and schemas matter here.
+    """
+    import tempfile
+
+    from service.app import create_app
+    from service.bootstrap import bootstrap
+    from service.openapi import product_rulesets, spec_yaml
+
+    with tempfile.TemporaryDirectory() as directory:
+        config = load_config({}, store_url=f"sqlite:///{directory}/openapi.db")
+        services = bootstrap(config, jobs=_NoJobs())
+        try:
+            app = create_app(services=services)
+            return spec_yaml(app, product_rulesets())
+        finally:
+            services.close()
+
+
+class _NoJobs:
+    """Generating the spec appends nothing, so it needs no job runner."""
+
+    def after_append(self, game_id: str, version: int) -> None:
+        raise RuntimeError("no jobs while generating openapi.yaml")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
