@@ -1,0 +1,198 @@
+"""GET /games/{id}/stream: Server-Sent Events as each viewer may see them, resumable, pushed
+live to a client of a real HTTP server, ending after its bounded lifetime."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.serving import make_server
+
+from service.app import create_app
+from service.bootstrap import Services, bootstrap
+from service.config import load_config
+
+ADMIN_KEY = "stream-test-admin-key-0123"
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    config = load_config({}, store_url=f"sqlite:///{tmp_path}/meeple.db", admin_key=ADMIN_KEY)
+    built = bootstrap(config)
+    # A short life: each test reads whole streams, which end by themselves.
+    built.jobs.settings = replace(
+        built.jobs.settings, stream_max_seconds=0.3, stream_poll=0.05, stream_heartbeat=0.1
+    )
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def app(services: Services) -> Flask:
+    return create_app(services=services)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def new_game(client: FlaskClient, **options: Any) -> dict[str, Any]:
+    response = client.post(
+        "/games", json={"ruleset": "tally", "players": ["Ann", "Bob"], "options": options}
+    )
+    assert response.status_code == 201, response.json
+    created: dict[str, Any] = response.json
+    return created
+
+
+def act(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, Any]) -> None:
+    token = game["seats"][seat]["token"]
+    response = client.post(f"/games/{game['id']}/actions", json=action, headers=bearer(token))
+    assert response.status_code == 201, response.json
+
+
+def parse(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The stream's messages (id, event, data) and its comment lines."""
+    messages, comments = [], []
+    for block in text.split("\n\n"):
+        message: dict[str, Any] = {}
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                comments.append(line)
+            elif line:
+                name, _, value = line.partition(": ")
+                message[name] = value
+        if "data" in message:
+            message["data"] = json.loads(message["data"])
+            messages.append(message)
+    return messages, comments
+
+
+def read_stream(client: FlaskClient, game: dict[str, Any], **request: Any) -> Any:
+    response = client.get(f"/games/{game['id']}/stream", **request)
+    assert response.status_code == 200
+    assert response.mimetype == "text/event-stream"
+    return parse(response.get_data(as_text=True))
+
+
+def bid_twice(client: FlaskClient, services: Services, game: dict[str, Any]) -> None:
+    act(client, game, 0, {"type": "bid", "amount": 8})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    assert services.jobs.wait_idle(30)  # the reveal
+
+
+def test_a_stream_from_the_start_sends_every_event_with_its_seq_and_type(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    messages, comments = read_stream(client, game, query_string={"after": 0})
+    assert [(m["id"], m["event"]) for m in messages] == [
+        ("1", "game_created"),
+        ("2", "action"),
+        ("3", "action"),
+        ("4", "system"),
+    ]
+    assert [m["data"]["seq"] for m in messages] == [1, 2, 3, 4]
+    assert comments, "a quiet stream sends heartbeats"
+
+
+def test_each_viewer_sees_only_its_own_secrets_and_nobody_the_seed(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    ann = read_stream(
+        client, game, query_string={"after": 0}, headers=bearer(game["seats"][0]["token"])
+    )[0]
+    spectator = read_stream(client, game, query_string={"after": 0})[0]
+    assert ann[1]["data"]["secret"]["action"]["amount"] == 8
+    assert ann[2]["data"]["secret"] is None and ann[2]["data"]["redacted"] is True
+    assert all(message["data"]["secret"] is None for message in spectator)
+    for messages in (ann, spectator):
+        assert all("seed" not in json.dumps(message["data"]["secret"]) for message in messages)
+
+
+def test_last_event_id_resumes_after_the_last_event_received(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    messages, _ = read_stream(client, game, headers={"Last-Event-ID": "2"})
+    assert [m["id"] for m in messages] == ["3", "4"]
+
+
+def test_without_a_position_only_new_events_are_sent(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    assert read_stream(client, game)[0] == []
+
+
+def test_a_malformed_position_or_token_is_refused(client: FlaskClient) -> None:
+    game = new_game(client)
+    path = f"/games/{game['id']}/stream"
+    assert client.get(path, headers={"Last-Event-ID": "seven"}).status_code == 400
+    assert client.get(path, query_string={"after": -1}).status_code == 422
+    assert client.get(path, headers={"Authorization": "Bearer nope"}).status_code == 401
+    assert client.get("/games/no-such-game/stream").status_code == 404
+
+
+def test_a_finished_games_stream_ends_after_its_last_event_and_shows_every_secret(
+    client: FlaskClient, services: Services
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, stream_max_seconds=60)
+    game = new_game(client, rounds=1, turns_per_round=1)
+    bid_twice(client, services, game)
+    act(client, game, 0, {"type": "draw"})
+    act(client, game, 1, {"type": "draw"})
+    assert services.jobs.wait_idle(30)
+    messages, _ = read_stream(client, game, query_string={"after": 0})
+    assert messages[-1]["event"] == "system"
+    assert messages[0]["data"]["secret"]["seed"]  # revealed once the game has ended
+    assert messages[2]["data"]["secret"]["action"]["amount"] == 3
+
+
+@pytest.fixture
+def server(app: Flask) -> Iterator[int]:
+    """The app behind a real threaded HTTP server on loopback; yields its port."""
+    running = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=running.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield running.server_port
+    running.shutdown()
+    thread.join()
+
+
+def test_an_append_reaches_a_connected_client_while_its_stream_is_open(
+    server: int, client: FlaskClient, services: Services
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, stream_max_seconds=60)
+    game = new_game(client)
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=30)
+    connection.request("GET", f"/games/{game['id']}/stream")
+    response = connection.getresponse()
+    assert response.status == 200
+    assert response.readline() == b"retry: 2000\n"  # the stream is open and subscribed
+    act(client, game, 0, {"type": "bid", "amount": 5})
+    lines = []
+    while not lines or lines[-1] != b"\n" or not any(line.startswith(b"data") for line in lines):
+        lines.append(response.readline())
+    message = parse(b"".join(lines).decode())[0][0]
+    assert (message["id"], message["event"]) == ("2", "action")
+    assert message["data"]["secret"] is None
+    connection.close()
