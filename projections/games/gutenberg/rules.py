@@ -515,8 +515,12 @@ def take_order(state: State, seat: int, action: Action, rng: random.Random) -> N
 
 def ink_cost(ink_set: list[str | None], count: int) -> int:
     """1st ink free, 2nd 1 guilder, 3rd 2 guilders, by position, also in a partly taken set."""
-    first = next((i for i, ink in enumerate(ink_set) if ink is not None), len(ink_set))
-    return sum(range(first, first + count))
+    return sum(_leftmost(ink_set, count))
+
+
+def _leftmost(ink_set: list[str | None], count: int) -> list[int]:
+    """The positions of the ``count`` leftmost inks still in a set ("left to right")."""
+    return [i for i, ink in enumerate(ink_set) if ink is not None][:count]
 
 
 def take_inks(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -540,8 +544,7 @@ def take_inks(state: State, seat: int, action: Action, rng: random.Random) -> No
             f"{player['guilders']}.",
         )
     player["guilders"] -= cost
-    first = len(sets[index]) - len(left)
-    for position in range(first, first + count):
+    for position in _leftmost(sets[index], count):
         effects.add(player["inks"], sets[index][position])
         sets[index][position] = None
     _next_turn(state)
@@ -857,8 +860,11 @@ def take_ink(state: State, seat: int, action: Action, rng: random.Random) -> Non
         raise IllegalAction("ink_not_in_bag", "Choose an ink colour that is still in the bag.")
     effects.take_from_bag(state, state["seats"][seat], colour)
     head["count"] -= 1
-    if head["count"] <= 0 or not components.bag_count(state["bag"]):
+    if head["count"] <= 0:
         _resolve(state)
+    if not components.bag_count(state["bag"]):
+        # An empty bag ends every open ink choice (docs/rules/gutenberg.md, "Empty bag").
+        state["pending"] = [p for p in state["pending"] if p["kind"] != "inks"]
 
 
 def choose_ungler_specialties(state: State, seat: int, action: Action, rng: random.Random) -> None:
