@@ -1,0 +1,138 @@
+"""Marshmallow schemas of every action a seat may post (one per action type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields, validate
+
+from projections.games.impression import data
+
+
+def _int(low: int, high: int, none: bool = False) -> fields.Integer:
+    return fields.Integer(
+        required=True, strict=True, allow_none=none, validate=validate.Range(low, high)
+    )
+
+
+def _one_of(choices: list[str], none: bool = False) -> fields.String:
+    return fields.String(required=True, allow_none=none, validate=validate.OneOf(choices))
+
+
+def _text() -> fields.String:
+    return fields.String(required=True)
+
+
+_LEVEL = list(data.LEVELS)
+_SPACES = list(data.WORKSHOP)
+_PLACEMENT = {
+    "space": lambda: _one_of(_SPACES),
+    "mode": lambda: _one_of(["up", "down", "replace"]),
+    "relocate": lambda: _one_of(_SPACES, none=True),
+}
+
+FIELDS: dict[str, dict[str, Any]] = {
+    # Action Phase
+    "shop": {
+        "tradesman": lambda: _int(0, 1),
+        "path": lambda: fields.List(fields.String(), required=True),
+        "room": lambda: _one_of(["I", "II"]),
+    },
+    "reset": {
+        "slot": lambda: _int(0, 3, none=True),
+        "keep": lambda: _int(0, 1, none=True),
+        "lay_down": lambda: _int(0, 1),
+    },
+    "end_turn": {},
+    # Optional Actions
+    "signboard_white": {},
+    "signboard_red": {},
+    "signboard_blue": {},
+    "activate_contract": {"contract": _text, "slot": lambda: _int(0, 3)},
+    "use_city_disc": {"disc": _text},
+    "pair_city_tile": {"disc": _text, "cell": lambda: _int(0, 8)},
+    # Order and Contract Phase (and the buy icon)
+    "buy_order": {"slot": lambda: _int(0, 4)},
+    "buy_contract": {"slot": lambda: _int(0, 4)},
+    "pass_buying": {},
+    # Production Phase (and the advance-order icon)
+    "advance_order": {"order": _text},
+    "end_production": {},
+    # answers to an icon's choice
+    "decline": {},
+    "choose_resource": {"resource": lambda: _one_of(data.RESOURCES)},
+    "use_letter": {"stack": lambda: _int(0, 1)},
+    "refresh_trading_tiles": {},
+    "trade_convert": {
+        "give": lambda: _one_of(data.RESOURCES),
+        "take": lambda: fields.List(
+            fields.String(validate=validate.OneOf(data.RESOURCES)),
+            required=True,
+            validate=validate.Length(equal=2),
+        ),
+    },
+    "trade_tile": {
+        "tile": _text,
+        "reverse": lambda: fields.Boolean(required=True),
+        "times": lambda: _int(1, 9),
+    },
+    "typeset_on_stick": {"stack": lambda: _int(0, 1), "cell": lambda: _int(0, 8)},
+    "typeset_under_contract": {"stack": lambda: _int(0, 1), "contract": _text},
+    "reposition_letter": {"stack": lambda: _int(0, 1), "cell": lambda: _int(0, 8)},
+    "place_assistant": {
+        "street": _text,
+        "reward": lambda: _one_of(["paper", "lead", "ink", "mark", "capacity"]),
+    },
+    "choose_signboard_action": {"action": lambda: _one_of(["workforce", "travel", "technology"])},
+    "take_city_tile": {"city": lambda: _one_of(data.CITIES)},
+    "move_down": {"tradesman": lambda: _int(0, 1)},
+    "discard_desk_letter": {"slot": lambda: _int(0, 3)},
+    "gain_letter": {"slot": lambda: _int(0, 3), "stack": lambda: _int(0, 1)},
+    "travel": {
+        "track_steps": lambda: _int(0, data.TRACK_SECTIONS),
+        "path": lambda: fields.List(fields.String(), required=True),
+    },
+    "refresh_technologies": {"level": lambda: _one_of(_LEVEL)},
+    "buy_technology": {"level": lambda: _one_of(_LEVEL), "row": lambda: _int(0, 2), **_PLACEMENT},
+    "draw_factories": {"level": lambda: _one_of(_LEVEL)},
+    "keep_factory": {"factory": _text, **_PLACEMENT},
+    "stop_action": {"action": lambda: _one_of(["trade", "build_factory"])},
+}
+
+ACTION_TYPES = frozenset(FIELDS)
+OPTIONAL_TYPES = frozenset(
+    [
+        "signboard_white",
+        "signboard_red",
+        "signboard_blue",
+        "activate_contract",
+        "use_city_disc",
+        "pair_city_tile",
+    ]
+)
+#: answers that resolve only automatic effects afterwards, so they never draw a tile
+NEVER_DRAW = frozenset(
+    [
+        "end_turn",
+        "pass_buying",
+        "end_production",
+        "decline",
+        "choose_resource",
+        "use_letter",
+        "place_assistant",
+        "pair_city_tile",
+        "choose_signboard_action",
+    ]
+)
+
+
+def _schema(kind: str, spec: dict[str, Any]) -> type[Schema]:
+    built: dict[str, fields.Field[Any]] = {
+        "type": fields.String(required=True, validate=validate.Equal(kind))
+    }
+    built.update({name: make() for name, make in spec.items()})
+    name = "".join(part.title() for part in kind.split("_")) + "Schema"
+    return Schema.from_dict(built, name=name)
+
+
+SCHEMAS: dict[str, type[Schema]] = {kind: _schema(kind, spec) for kind, spec in FIELDS.items()}

@@ -1,0 +1,116 @@
+"""Random playouts of Impression at 2, 3 and 4 players through the conformance check."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from projections.games.impression import IMPRESSION, data
+from tests.sim.conformance import check_random_game, games_per_count
+
+COUNTED = ["marks", "paper", "lead", "ink", "capacity", "workforce", "assistants", "city_markers"]
+
+
+def _workshop_tiles(seat: dict[str, Any], kind: str) -> list[str]:
+    return [
+        cell[face]["id"]
+        for cell in seat["workshop"].values()
+        for face in ("down", "up")
+        if cell[face] is not None and cell[face]["kind"] == kind
+    ]
+
+
+def _drawn_factories(state: dict[str, Any]) -> list[str]:
+    return [f for queue in state["pending"] for effect in queue for f in effect.get("drawn", [])]
+
+
+def where_everything_is(state: dict[str, Any]) -> dict[str, list[str]]:
+    """Every component's id, wherever it lies, by kind."""
+    seats = state["seats"]
+    orders = state["orders"]
+    letters = state["letters"]
+    return {
+        "trading tiles": [
+            *state["trading"]["draw_pile"],
+            *state["trading"]["discard_pile"],
+            *(t for t in state["trading"]["display"] if t is not None),
+        ],
+        "technologies": [
+            *(t for column in state["tech"].values() for t in column["draw_pile"]),
+            *(t for column in state["tech"].values() for t in column["display"] if t is not None),
+            *(t for seat in seats for t in _workshop_tiles(seat, "tech")),
+        ],
+        "factories": [
+            *(f for pile in state["factories"].values() for f in pile["draw_pile"]),
+            *(f for seat in seats for f in _workshop_tiles(seat, "factory")),
+            *_drawn_factories(state),
+        ],
+        "orders": [
+            *(o for pile in orders["piles"].values() for o in pile),
+            *(o for pile in orders["removed"].values() for o in pile),
+            *(o for o in orders["display"] if o is not None),
+            *orders["discard_pile"],
+            *(o for seat in seats for o in seat["orders_waiting"]),
+            *(o for seat in seats for o in seat["line"] if o is not None),
+            *(o for seat in seats for o in seat["completed"]),
+        ],
+        "contracts": [
+            *state["contracts"]["draw_pile"],
+            *state["contracts"]["discard_pile"],
+            *(c for c in state["contracts"]["display"] if c is not None),
+            *(c for seat in seats for c in seat["contracts"]),
+        ],
+        "lead letters": [
+            *letters["draw_pile"],
+            *letters["discard_pile"],
+            *(letter for letter in letters["desk"] if letter is not None),
+            *(letter for seat in seats for stack in seat["stacks"] for letter in stack),
+            *(cell["letter"] for seat in seats for cell in seat["board"] if cell is not None),
+            *(letter for seat in seats for letter in seat["letters_under"].values()),
+        ],
+        "city discs": [
+            *(d for d in state["map_discs"].values() if d is not None),
+            *state["boxed_discs"],
+            *(disc["id"] for seat in seats for disc in seat["discs"]),
+        ],
+    }
+
+
+EXPECTED = {
+    "trading tiles": set(data.TRADING_TILES),
+    "technologies": set(data.TECHNOLOGIES),
+    "factories": set(data.FACTORIES),
+    "orders": set(data.ORDERS),
+    "contracts": set(data.CONTRACTS),
+    "lead letters": set(data.LEAD_LETTERS),
+    "city discs": set(data.DISCS),
+}
+
+
+def impression_invariants(state: dict[str, Any]) -> None:
+    """No negative resources; every tile, card and letter somewhere exactly once."""
+    for seat in state["seats"]:
+        for key in COUNTED:
+            assert seat[key] >= 0, f"seat {seat['seat']} has {seat[key]} {key}"
+        assert seat["capacity"] <= data.CAPACITY_MAX
+        assert seat["workforce"] <= data.WORKFORCE_MAX
+        assert len(seat["orders_waiting"]) <= 2
+    placed = sum(1 for street in state["streets"].values())
+    assert placed + sum(seat["assistants"] for seat in state["seats"]) == 5 * len(state["seats"])
+    for kind, ids in where_everything_is(state).items():
+        duplicates = [item for item, count in Counter(ids).items() if count > 1]
+        assert not duplicates, f"{kind} in two places: {duplicates}"
+        assert set(ids) == EXPECTED[kind], f"{kind} missing: {EXPECTED[kind] - set(ids)}"
+
+
+@pytest.mark.parametrize("player_count", [2, 3, 4])
+def test_random_impression_games_pass_the_conformance_check(player_count: int) -> None:
+    for index in range(games_per_count()):
+        check_random_game(
+            IMPRESSION,
+            player_count,
+            seed=f"impression-{player_count}-{index}",
+            invariants=impression_invariants,
+        )
