@@ -79,7 +79,7 @@ def test_one_part_of_a_refinement_gives_no_bonus():
 
 def test_a_type_serves_only_one_order_in_a_round():
     # "A given type can be assigned to only 1 order in a round."
-    state, player = _fulfil_state([("P01", "R01"), ("P02", "R02")], types={"A": 2, "I": 1})
+    state, _ = _fulfil_state([("P01", "R01"), ("P02", "R02")], types={"A": 2, "I": 1})
     assert refused(state, 0, _batch((0, False, False), (1, False, False))) == "types_missing"
     legal = [a for a in GUTENBERG.legal_actions(state, 0) if a["type"] == "fulfill_orders"]
     assert {tuple(p["slot"] for p in a["orders"]) for a in legal} == {(0,), (1,)}
