@@ -1,0 +1,154 @@
+"""The ruleset contract for Impendium: what views hide, resampling, schemas, timeline lines,
+public parts of secret actions, and the checked component data."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from projections.games.impendium import IMPENDIUM, data
+from projections.ruleset import get_ruleset
+from tests.unit.impendium.helpers import act, fresh, started, table
+
+
+def test_the_ruleset_is_registered_under_its_id() -> None:
+    assert get_ruleset("impendium") is IMPENDIUM
+    assert IMPENDIUM.options == {
+        "variant": "competitive",
+        "fast_galaxies": False,
+        "round_limit": None,
+    }
+
+
+def test_a_view_shows_deck_sizes_never_their_order() -> None:
+    state = started(3)
+    seen = IMPENDIUM.view(state, None)
+    assert seen["decks"]["stars"] == {
+        "draw_pile": len(state["decks"]["stars"]["draw_pile"]),
+        "discard_pile": 0,
+    }
+    assert "draw_pile" not in json.dumps(seen["seats"])
+
+
+def test_a_seat_sees_its_own_diplomacy_hand_and_only_the_size_of_others() -> None:
+    state = table()
+    state["seats"][0]["hand"] = ["D01", "D02"]
+    assert IMPENDIUM.view(state, 0)["seats"][0]["hand"] == ["D01", "D02"]
+    assert IMPENDIUM.view(state, 1)["seats"][0] == {
+        **IMPENDIUM.view(state, 1)["seats"][0],
+        "hand": None,
+        "hand_size": 2,
+    }
+    assert IMPENDIUM.view(state, None)["seats"][0]["hand"] is None
+
+
+def test_the_cards_a_recruiter_chooses_from_are_theirs_alone_to_see() -> None:
+    state = table()
+    state["seats"][0]["resources"]["water"] = 14
+    act(state, 0, "recruit_faction", resource="water")
+    assert IMPENDIUM.view(state, 0)["pending"][0]["cards"] == state["pending"][0]["cards"]
+    assert IMPENDIUM.view(state, 1)["pending"][0] == {
+        "kind": "keep_diplomacy",
+        "seat": 0,
+        "card_count": 3,
+    }
+
+
+def test_a_trade_offer_is_seen_only_by_its_two_players_until_answered() -> None:
+    state = table(3)
+    state["arks"] = ["0,0", "0,0", "1,0"]
+    act(state, 0, "offer_trade", target=1, give={"water": 2}, get={"hydrogen": 1})
+    assert IMPENDIUM.view(state, 1)["pending"][0]["give"] == {"water": 2}
+    assert IMPENDIUM.view(state, 2)["pending"][0] == {"kind": "trade", "seat": 1, "from": 0}
+    public = IMPENDIUM.public_action(
+        state,
+        {
+            "type": "offer_trade",
+            "target": 1,
+            "give": {"water": 2},
+            "get": {"hydrogen": 1},
+            "seat": 0,
+        },
+    )
+    assert public == {"type": "offer_trade", "target": 1}
+
+
+def test_resampling_keeps_a_seats_view_and_redraws_what_it_cannot_see() -> None:
+    state = table(3)
+    state["seats"][1]["hand"] = ["D01", "D02"]
+    state["seats"][0]["hand"] = ["D03"]
+    for card in ("D01", "D02", "D03"):
+        state["decks"]["diplomacy"]["draw_pile"].remove(card)
+    changed = False
+    for n in range(5):
+        again = IMPENDIUM.resample_hidden(state, 0, random.Random(n))
+        assert IMPENDIUM.view(again, 0) == IMPENDIUM.view(state, 0)
+        assert again["seats"][0]["hand"] == ["D03"]
+        changed |= again["seats"][1]["hand"] != ["D01", "D02"]
+    assert changed
+
+
+def test_every_legal_action_loads_unchanged_through_its_schema() -> None:
+    state = table()
+    state["seats"][0]["factions"] = ["F02", "F13"]
+    state["seats"][0]["hand"] = ["D05", "D29", "D33"]
+    actions = IMPENDIUM.legal_actions(state, 0)
+    kinds = {a["type"] for a in actions}
+    assert {"attack", "offer_trade", "use_faction_ability", "play_diplomacy"} <= kinds
+    schemas = IMPENDIUM.action_schemas()
+    for action in actions:
+        assert schemas[action["type"]]().load(action) == action
+
+
+def test_a_schema_refuses_unknown_fields_and_wrong_types() -> None:
+    from marshmallow import ValidationError
+
+    schema = IMPENDIUM.action_schemas()["move"]()
+    with pytest.raises(ValidationError):
+        schema.load({"type": "move", "to": "1,0", "hydrogen": 2})
+    with pytest.raises(ValidationError):
+        schema.load({"type": "move", "to": 3})
+
+
+def test_every_step_has_a_readable_timeline_line() -> None:
+    state = fresh(2)
+    line = IMPENDIUM.summarize(state, {"type": "place_start_star", "position": "2,0", "seat": 0})
+    assert line.startswith("Ann placed ") and line.endswith(" at 2,0")
+    state = table()
+    state["seats"][0]["resources"]["water"] = 14
+    assert IMPENDIUM.summarize(
+        state, {"type": "recruit_faction", "resource": "water", "seat": 0}
+    ).startswith("Ann recruited the ")
+    assert IMPENDIUM.summarize(state, {"type": "move", "to": "1,0", "seat": 0}) == (
+        "Ann moved their Ark to the space at 1,0"
+    )
+    assert IMPENDIUM.summarize(state, {"type": "end_of_round", "seat": None}) == (
+        "Round 1 ends; the starting player marker passes, factions reset"
+    )
+
+
+def test_dice_and_draws_mark_a_step_undo_cannot_cross() -> None:
+    state = table()
+    assert IMPENDIUM.reveals_hidden(state, {"type": "attack", "target": 1, "seat": 0})
+    assert IMPENDIUM.reveals_hidden(state, {"type": "end_of_round", "seat": None})
+    assert not IMPENDIUM.reveals_hidden(state, {"type": "move", "to": "1,0", "seat": 0})
+
+
+def test_the_component_data_matches_the_rulebooks_counts() -> None:
+    assert len(data.STARS) == 50
+    assert len(data.HARBINGERS) == 14
+    assert len(data.FACTIONS) == 18
+    assert len(data.RULERS) == 10
+    assert len(data.DIPLOMACY) == 36
+    assert {s["colour"] for s in data.STARS.values()} == set(data.COLOURS)
+
+
+def test_bad_component_data_is_refused_at_load() -> None:
+    with pytest.raises(ValueError, match="duplicate"):
+        data._by_id([{"id": "S01"}, {"id": "S01"}], "stars")
+    with pytest.raises(ValueError, match="the rulebook lists 10"):
+        data._by_id([{"id": "R01"}], "rulers")
+    with pytest.raises(ValueError, match="bad slot"):
+        data._check_slots([{"any": 0}], "S01", numeric_allowed=True)
