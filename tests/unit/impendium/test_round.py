@@ -9,7 +9,7 @@ from tests.unit.impendium.helpers import act, auto, put_star, refused, table
 
 
 def _to_generation(state: dict) -> None:
-    for seat in range(len(state["players"])):
+    for _ in state["players"]:
         act(state, state["turn"]["seat"], "pass")
     assert auto(state) == "end_of_round"
     assert IMPENDIUM.status(state)["awaiting_system"] == "generate_resources"
