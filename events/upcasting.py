@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from events.envelope import Envelope
+from events.envelope import Envelope, event_hash
+from events.store import EventStore, StoreError
 
 Upcaster = Callable[[Envelope], Envelope]
 
@@ -45,3 +46,17 @@ def upcast(envelope: Envelope) -> Envelope:
             raise ValueError(f"no upcaster for {envelope['type']} v{envelope['schema_version']}")
         envelope = step(dict(envelope))
     return envelope
+
+
+def read_upcast(
+    store: EventStore, game_id: str, after: int = 0, limit: int | None = None
+) -> list[Envelope]:
+    """A game's events as this build understands them: each one checked against its hash
+    as stored (upcasting changes the envelope, so never the other way round), then upcast."""
+    envelopes = store.read(game_id, after=after, limit=limit)
+    for envelope in envelopes:
+        if event_hash(envelope) != envelope["hash"]:
+            raise StoreError(
+                f"game {game_id}: stored event {envelope['seq']} does not match its hash"
+            )
+    return [upcast(envelope) for envelope in envelopes]
