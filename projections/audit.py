@@ -7,7 +7,11 @@ An audit checks, in order, and stops at the first failure, naming its seq:
 3. a full re-fold: every stored action is legal where it stands;
 4. every automatic step recomputed from the state before it: the same action and the same
    public result (``public_hash``) as stored;
-5. once the game has finished, the revealed seed against its commitment.
+5. once the game has finished, the revealed seed against its commitment (for a branch,
+   every seed it drew from: the root game's and each reseeded level's).
+
+A branch's log is audited the same way; ``audit_branch_source`` also checks, given the
+source's log, that the branch copied it faithfully up to the branch point.
 
 It needs the whole log, secrets included: the seed is revealed only once the game ends.
 """
@@ -106,15 +110,60 @@ def audit(envelopes: list[Envelope]) -> AuditReport:
     status = game.ruleset.status(game.state)
     report.finished = bool(status["finished"])
     if report.finished:
-        commitment = hashlib.sha256(game.seed.encode()).hexdigest()
-        if commitment != game.meta["seed_commitment"]:
-            return AuditReport(False, count, 1, "the seed does not match its commitment")
+        for seq, seed, commitment in _seeds(game):
+            if hashlib.sha256(seed.encode()).hexdigest() != commitment:
+                return AuditReport(False, count, seq, "the seed does not match its commitment")
         report.seed_checked = True
     return report
 
 
+def audit_branch_source(branch: list[Envelope], source: list[Envelope]) -> AuditReport:
+    """Check that a branch's log copies its source: the source's chain up to the branch
+    point, its hash there as recorded in ``branched_from``, and every copied event equal to
+    the source's (re-chained, so compared field by field, not by hash)."""
+    count = len(branch)
+    if not branch or branch[0]["type"] != "branched_from":
+        return AuditReport(False, count, 1, "the log does not begin with branched_from")
+    data = branch[0]["data"]
+    at = int(data["at"])
+    if source and data["source"] != source[0]["game_id"]:
+        return AuditReport(False, count, 1, f"the branch names source {data['source']!r}")
+    prefix = source[:at]
+    if len(prefix) != at or len(branch) < at + 1:
+        return AuditReport(False, count, 1, f"the source has fewer than {at} events")
+    broken = verify_chain(prefix, data["source"])
+    if broken is not None:
+        return AuditReport(False, count, 1, f"the source's chain breaks at its seq {broken[0]}")
+    if prefix[-1]["hash"] != data["source_hash"]:
+        return AuditReport(False, count, 1, "the source's hash at the branch point differs")
+    for original, copy in zip(prefix, branch[1 : at + 1], strict=True):
+        if any(original[name] != copy[name] for name in COPIED_FIELDS):
+            return AuditReport(
+                False, count, copy["seq"], "the copied event differs from the source's"
+            )
+    return AuditReport(True, count)
+
+
+#: What a branch keeps of each copied event (the rest is re-chained in the new log).
+COPIED_FIELDS = ("type", "data", "actor", "secret", "schema_version", "recorded_at")
+
+
+def _seeds(game: Game) -> list[tuple[int, str, str]]:
+    """(seq of the event that committed to it, seed, commitment) for every seed the game
+    drew from: the root game's, and each reseeded branch level's."""
+    meta = game.meta
+    lineage = meta.get("lineage")
+    if not lineage:
+        return [(1, game.seed, meta["seed_commitment"])]
+    seeds = [(len(lineage) + 1, meta["root_seed"], meta["root_seed_commitment"])]
+    for depth, level in enumerate(lineage, start=1):
+        if level["seed"] is not None:
+            seeds.append((depth, level["seed"], level["seed_commitment"]))
+    return seeds
+
+
 def _audited_fold(envelopes: list[Envelope], report: AuditReport) -> Game:
-    game = start(envelopes[0])
+    game = start(envelopes[0], lambda seq: envelopes[seq - 1])
     for _, envelope in replay(envelopes, game):
         report.seq = envelope["seq"]
         if envelope["type"] == "system":

@@ -8,6 +8,16 @@ The step at position p (1-based in the effective history) always draws from
 
 A snapshot is an optimisation only: folding from one gives the same state as folding
 from the first event (tests/unit/test_fold.py checks it on thousands of events).
+
+A branch's log begins with a header: its own ``branched_from``, then the source's first N
+events copied (a branch of a branch therefore starts with two ``branched_from``, and so on,
+down to the root game's ``game_created``). Copied events keep their data, so an ``undone``
+copied k times names a seq k lower than where its target now stands: the fold adds the
+offset back. Which seed a step draws from depends on where its event stands: copied steps
+draw from the seed they were played with; the branch's own steps from the branch's new seed
+when it was reseeded, else exactly as the source would have at that seq. A branch that
+redraws a seat's unseen information (``resampled_seat``) does so once, right after the
+branch point; docs/history.md explains it with an example.
 """
 
 from __future__ import annotations
@@ -71,7 +81,40 @@ class Game:
 
     @property
     def seed(self) -> str:
+        """The seed this game's own new steps draw from (revealed once the game ends)."""
         return str(self.meta["seed"])
+
+    def seed_for(self, seq: int) -> str:
+        """The seed of the step event at ``seq`` (the same for every seq outside branches)."""
+        lineage = self.meta.get("lineage")
+        if not lineage:
+            return str(self.meta["seed"])
+        for level in lineage:
+            if seq > level["until"] and level["seed"] is not None:
+                return str(level["seed"])
+        return str(self.meta["root_seed"])
+
+    def offset(self, seq: int) -> int:
+        """How many times the event now at ``seq`` was copied into branches (0: our own)."""
+        copies = 0
+        for level in self.meta.get("lineage") or ():
+            if seq > level["until"]:
+                break
+            copies += 1
+        return copies
+
+    @property
+    def floor(self) -> int:
+        """The last seq undo may not cross (0: none): where a branch redrew hidden
+        information, as undo never crosses a reveal, and below the branch point of a branch
+        of an unfinished game, which keeps that game's secrets."""
+        return int(self.meta.get("branch", {}).get("floor", 0))
+
+    @property
+    def sealed_until(self) -> int:
+        """The last seq whose secrets stay sealed (0: none): events copied from a game that
+        was unfinished when branched keep its secrets, shown to the admin alone."""
+        return int(self.meta.get("branch", {}).get("sealed_until", 0))
 
     def copy(self) -> Game:
         return Game(
@@ -147,7 +190,8 @@ def decide_action(game: Game, seat: int, action: Action) -> tuple[NewEvent, Stat
         raise IllegalAction("missing_action_type", "An action needs a 'type'.")
     state = copy_state(game.state)
     ruleset = game.ruleset
-    ruleset.apply(state, {**body, "seat": seat}, derive_rng(game.seed, game.position + 1))
+    rng = derive_rng(game.seed_for(game.version + 1), game.position + 1)
+    ruleset.apply(state, {**body, "seat": seat}, rng)
     public = ruleset.public_action(game.state, {**body, "seat": seat})
     secret = None
     data: dict[str, Any] = {"action": body}
@@ -166,7 +210,8 @@ def decide_system(game: Game) -> tuple[NewEvent, State] | None:
     if action is None:
         return None
     state = copy_state(game.state)
-    ruleset.apply(state, {**action, "seat": None}, derive_rng(game.seed, game.position + 1))
+    rng = derive_rng(game.seed_for(game.version + 1), game.position + 1)
+    ruleset.apply(state, {**action, "seat": None}, rng)
     event = NewEvent(
         type="system",
         actor={"system": str(action["type"])},
@@ -191,17 +236,34 @@ def step_action(envelope: Envelope) -> Action:
 
 
 Fetch = Callable[[int], Envelope]
+Rebuild = Callable[[list[int], int], State]
 
 
-def start(envelope: Envelope) -> Game:
-    """The game as its ``game_created`` event sets it up (position 0 of the effective history)."""
+def start(envelope: Envelope, fetch: Fetch | None = None) -> Game:
+    """The game as its log's header sets it up (position 0 of the effective history).
+
+    A plain game's header is its ``game_created``; a branch's is every leading
+    ``branched_from`` and then the root's ``game_created``, read through ``fetch`` (seq ->
+    envelope). The game returned stands at the header's last seq.
+    """
     envelope = upcast(envelope)
-    if envelope["type"] != "game_created" or envelope["seq"] != 1:
-        raise ReplayError(envelope["seq"], "a game's log must begin with game_created")
-    data = envelope["data"]
-    secret = envelope.get("secret") or {}
+    if envelope["seq"] != 1 or envelope["type"] not in ("game_created", "branched_from"):
+        raise ReplayError(
+            envelope["seq"], "a game's log must begin with game_created or branched_from"
+        )
+    markers: list[Envelope] = []
+    created = envelope
+    while created["type"] == "branched_from":
+        markers.append(created)
+        if fetch is None:
+            raise ReplayError(created["seq"], "a branch's header needs the events after it")
+        created = upcast(fetch(created["seq"] + 1))
+        if created["type"] not in ("game_created", "branched_from"):
+            raise ReplayError(created["seq"], "a branch's header must end in game_created")
+    data = created["data"]
+    secret = created.get("secret") or {}
     if "seed" not in secret:
-        raise ReplayError(1, "game_created carries no seed")
+        raise ReplayError(created["seq"], "game_created carries no seed")
     meta = {
         "game_id": envelope["game_id"],
         "ruleset": data["ruleset"],
@@ -213,12 +275,93 @@ def start(envelope: Envelope) -> Game:
         "sandbox": bool(data.get("sandbox", False)),
         "seat_token_hashes": list(secret.get("seat_token_hashes", [])),
     }
-    ruleset = _ruleset_for(meta, 1)
-    state = ruleset.setup(list(meta["players"]), dict(meta["options"]), derive_rng(meta["seed"], 0))
-    return Game(ruleset, meta, state, version=1)
+    if markers:
+        _branch_meta(meta, markers)
+    ruleset = _ruleset_for(meta, created["seq"])
+    root_seed = meta.get("root_seed", meta["seed"])
+    state = ruleset.setup(list(meta["players"]), dict(meta["options"]), derive_rng(root_seed, 0))
+    game = Game(ruleset, meta, state, version=created["seq"])
+    _resample_at(game, game.version)
+    return game
 
 
-def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Callable[..., State]) -> None:
+def _branch_meta(meta: dict[str, Any], markers: list[Envelope]) -> None:
+    """Fill in what a branch's header says: its lineage (outermost first), seeds, floor."""
+    lineage = []
+    for depth, marker in enumerate(markers, start=1):
+        data = marker["data"]
+        secret = marker.get("secret") or {}
+        if data.get("reseed") and "seed" not in secret:
+            raise ReplayError(marker["seq"], "a reseeded branch carries no seed")
+        lineage.append(
+            {
+                # the last seq (in this log) of the events this level copied from its source
+                "until": depth + int(data["at"]),
+                "seed": secret["seed"] if data.get("reseed") else None,
+                "seed_commitment": data.get("seed_commitment"),
+                "resampled_seat": data.get("resampled_seat"),
+            }
+        )
+    own, secret = markers[0]["data"], markers[0].get("secret") or {}
+    branch_point = lineage[0]["until"]
+    meta["root_seed"] = meta["seed"]
+    meta["root_seed_commitment"] = meta["seed_commitment"]
+    meta["lineage"] = lineage
+    # The seed the branch's own new steps draw from, and the one revealed when it ends.
+    for level in lineage:
+        if level["seed"] is not None:
+            meta["seed"], meta["seed_commitment"] = level["seed"], level["seed_commitment"]
+            break
+    meta["sandbox"] = True
+    # The source's seat tokens do not act here: the branch's one token acts for every seat.
+    meta["seat_token_hashes"] = []
+    meta["sandbox_token_hash"] = secret.get("sandbox_token_hash")
+    meta["branch"] = {
+        "source": own["source"],
+        "at": int(own["at"]),
+        "source_hash": own["source_hash"],
+        "reseed": bool(own.get("reseed")),
+        "resampled_seat": own.get("resampled_seat"),
+        "source_finished": bool(own.get("source_finished")),
+        "branch_point": branch_point,
+        "header": len(markers) + 1,
+        "sealed_until": _sealed_until(markers),
+        "floor": max(
+            [_sealed_until(markers)]
+            + [level["until"] for level in lineage if level["resampled_seat"] is not None]
+        ),
+    }
+
+
+def _sealed_until(markers: list[Envelope]) -> int:
+    """The highest branch point of a level branched before its source finished (0: none)."""
+    points = [
+        depth + int(marker["data"]["at"])
+        for depth, marker in enumerate(markers, start=1)
+        if not marker["data"].get("source_finished")
+    ]
+    return max(points, default=0)
+
+
+def _resample_at(game: Game, seq: int) -> None:
+    """Redraw a seat's unseen information where a level of the branch says so (once, right
+    after its branch point); the redo stack empties as after any new step."""
+    for level in game.meta.get("lineage") or ():
+        if level["until"] == seq and level["resampled_seat"] is not None:
+            rng = derive_rng(str(level["seed"]), 0)
+            game.state = game.ruleset.resample_hidden(game.state, level["resampled_seat"], rng)
+            game.redo.clear()
+
+
+def _resample_points(game: Game) -> list[tuple[int, int, str]]:
+    return sorted(
+        (level["until"], level["resampled_seat"], str(level["seed"]))
+        for level in game.meta.get("lineage") or ()
+        if level["resampled_seat"] is not None
+    )
+
+
+def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Rebuild) -> None:
     """Fold one more event (seq = game.version + 1) into ``game`` in place."""
     envelope = upcast(envelope)
     seq = envelope["seq"]
@@ -230,14 +373,16 @@ def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Callable[...,
         game.effective.append(seq)
         game.redo.clear()
     elif kind == "undone":
-        target = envelope["data"]["seq"]
+        target = envelope["data"]["seq"] + game.offset(seq)
         if not game.effective or game.effective[-1] != target:
             raise ReplayError(seq, f"undone names seq {target}, not the last effective step")
+        if target <= game.floor < seq:
+            raise ReplayError(seq, "undone reaches behind the branch point of a sealed branch")
         game.effective.pop()
         game.redo.append(target)
         game.state = rebuild(game.effective, seq)
     elif kind == "redone":
-        target = envelope["data"]["seq"]
+        target = envelope["data"]["seq"] + game.offset(seq)
         if not game.redo or game.redo[-1] != target:
             raise ReplayError(seq, f"redone names seq {target}, not the last undone step")
         apply_step(game, fetch(target))
@@ -247,34 +392,55 @@ def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Callable[...,
     else:
         raise ReplayError(seq, f"unknown event type {kind!r}")
     game.version = seq
+    _resample_at(game, seq)
 
 
 def apply_step(game: Game, envelope: Envelope) -> None:
     envelope = upcast(envelope)
+    rng = derive_rng(game.seed_for(envelope["seq"]), game.position + 1)
     try:
-        game.ruleset.apply(
-            game.state, step_action(envelope), derive_rng(game.seed, game.position + 1)
-        )
+        game.ruleset.apply(game.state, step_action(envelope), rng)
     except IllegalAction as error:
         raise ReplayError(envelope["seq"], f"stored action is illegal: {error.code}") from error
 
 
-def refold(by_seq: dict[int, Envelope], effective: list[int]) -> State:
-    """The state after exactly the ``effective`` steps of an in-memory log, from scratch."""
-    again = start(by_seq[1])
-    for step in effective:
-        apply_step(again, by_seq[step])
-        again.effective.append(step)
-    return again.state
+def refold_steps(base: Game, effective: list[int], fetch: Fetch, before: int) -> State:
+    """The state after ``effective`` (which extends ``base.effective``), folding on ``base``
+    in place; a branch's redraw at its branch point (< ``before``) is redone in its place,
+    after the last step at or before it (undo never crosses it, so that is where it was)."""
+    points = [point for point in _resample_points(base) if base.version < point[0] < before]
+    for step in effective[len(base.effective) :]:
+        while points and step > points[0][0]:
+            _redraw(base, points.pop(0))
+        apply_step(base, fetch(step))
+        base.effective.append(step)
+    for point in points:
+        _redraw(base, point)
+    return base.state
+
+
+def _redraw(game: Game, point: tuple[int, int, str]) -> None:
+    _, seat, seed = point
+    game.state = game.ruleset.resample_hidden(game.state, seat, derive_rng(seed, 0))
+
+
+def refold(by_seq: dict[int, Envelope], effective: list[int], before: int | None = None) -> State:
+    """The state after exactly the ``effective`` steps of an in-memory log, from scratch,
+    as it stood just before event ``before`` (default: after the last event held)."""
+    again = start(by_seq[1], by_seq.__getitem__)
+    limit = before if before is not None else max(by_seq) + 1
+    return refold_steps(again, effective, by_seq.__getitem__, limit)
 
 
 def replay(envelopes: list[Envelope], game: Game) -> Iterator[tuple[Game, Envelope]]:
-    """Fold an in-memory log into ``game`` (started from its first event), yielding
-    (the game just before each later event, that event); ``game`` is folded in place."""
+    """Fold an in-memory log into ``game`` (started from its header), yielding (the game
+    just before each later event, that event); ``game`` is folded in place."""
     by_seq = {envelope["seq"]: envelope for envelope in envelopes}
-    for envelope in envelopes[1:]:
+    for envelope in envelopes:
+        if envelope["seq"] <= game.version:
+            continue
         yield game, envelope
-        advance(game, envelope, by_seq.__getitem__, lambda eff, _seq: refold(by_seq, eff))
+        advance(game, envelope, by_seq.__getitem__, lambda eff, seq: refold(by_seq, eff, seq))
 
 
 def fold(envelopes: Iterable[Envelope], upto: int | None = None) -> Game:
@@ -282,7 +448,14 @@ def fold(envelopes: Iterable[Envelope], upto: int | None = None) -> Game:
     log = [e for e in envelopes if upto is None or e["seq"] <= upto]
     if not log:
         raise ReplayError(1, "the log is empty")
-    game = start(log[0])
+    by_seq = {envelope["seq"]: envelope for envelope in log}
+
+    def fetch(seq: int) -> Envelope:
+        if seq not in by_seq:
+            raise ReplayError(seq, "the log ends inside a branch's header")
+        return by_seq[seq]
+
+    game = start(log[0], fetch)
     for _step in replay(log, game):
         pass
     return game
@@ -370,7 +543,7 @@ class Folder:
         first = self.store.read(game_id, after=0, limit=1)
         if not first:
             raise KeyError(game_id)
-        return start(first[0])
+        return start(first[0], lambda seq: self._fetch(game_id, seq))
 
     def _catch_up(self, game: Game, at: int | None) -> None:
         game_id = game.meta["game_id"]
@@ -411,8 +584,5 @@ class Folder:
                 break
             limit = seq - 1
         if base is None:
-            base = start(self._fetch(game_id, 1))
-        for step in effective[len(base.effective) :]:
-            apply_step(base, self._fetch(game_id, step))
-            base.effective.append(step)
-        return base.state
+            base = start(self._fetch(game_id, 1), lambda seq: self._fetch(game_id, seq))
+        return refold_steps(base, effective, lambda seq: self._fetch(game_id, seq), before)

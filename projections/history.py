@@ -12,14 +12,33 @@ nothing hidden has been revealed since (a card drawn, a plan revealed, a die rol
 
 Redo puts back exactly the last undone step (same position in the effective history, hence
 the same cards); a seat may redo only its own undone action. In a sandbox (branch) game the
-holder of the sandbox token acts for every seat and may undo and redo any step.
+holder of the sandbox token acts for every seat and may undo and redo any step - except,
+in a branch made while its source was still being played, the steps before the branch
+point: they hold that game's secrets (see ``branch_events``).
+
+Branches (``branch_events``) and the timeline (``timeline``) live here too: everything about
+moving through a game's history that is not the fold itself.
 """
 
 from __future__ import annotations
 
-from events.envelope import Envelope, NewEvent
-from projections.fold import Game
-from projections.ruleset import IllegalAction
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from events.envelope import Envelope, NewEvent, verify_chain
+from projections.fold import (
+    STEP_TYPES,
+    Fetch,
+    Game,
+    Rebuild,
+    ReplayError,
+    advance,
+    start,
+    step_action,
+)
+from projections.rng import seed_commitment
+from projections.ruleset import IllegalAction, Ruleset, State
 
 
 def undo_event(game: Game, last_step: Envelope | None, seat: int | None) -> NewEvent:
@@ -33,6 +52,12 @@ def undo_event(game: Game, last_step: Envelope | None, seat: int | None) -> NewE
         raise ValueError("last_step must be the last effective step")
     if not game.meta.get("sandbox"):
         _check_normal_game_undo(last_step, seat)
+    elif last_step["seq"] <= game.floor:
+        raise IllegalAction(
+            "before_branch_point",
+            "This branch redrew hidden information at its branch point (or keeps the secrets "
+            "of a game still being played); the moves before it cannot be undone here.",
+        )
     return NewEvent(
         type="undone",
         data={"seq": last_step["seq"]},
@@ -71,3 +96,180 @@ def _check_normal_game_undo(last_step: Envelope, seat: int | None) -> None:
             "hidden_information_revealed",
             "That action revealed hidden information (a card, a plan, a die); it stands.",
         )
+
+
+# -- branches ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BranchPlan:
+    """What a branch will be, as decided from its source and who asks."""
+
+    events: list[NewEvent]
+    reseeded: bool
+    #: the seat whose unseen information was redrawn (a seat's branch of an unfinished game)
+    resampled_seat: int | None
+    #: whether the source was still being played: its secrets stay sealed in the branch
+    sealed: bool
+
+
+def branch_events(
+    source: list[Envelope],
+    at: int,
+    *,
+    new_seed: str,
+    sandbox_token_hash: str,
+    source_finished: bool,
+    reseed: bool = False,
+    seat: int | None = None,
+    admin: bool = False,
+    resample_for: int | None = None,
+) -> BranchPlan:
+    """The events opening a branch of ``source`` (its whole log, or at least its first
+    ``at`` events) at event ``at``: ``branched_from``, then those events copied.
+
+    ``seat`` is the source's seat asking (None for the admin, or for anyone once the source
+    has finished). A reseeded branch draws from a new seed after the branch point and, seen
+    from seat ``resample_for``, has everything that seat could not see redrawn (the order
+    of the decks and bags, the others' hands): a deck shuffled at setup would otherwise
+    deal the same cards. While the source is unfinished its seed is still secret and its
+    future draws must not be previewed, so the branch is always reseeded, and a seat's
+    branch redraws everything that seat could not see at ``at`` (docs/history.md).
+    """
+    if not source:
+        raise ValueError("the source log is empty")
+    header = start(source[0], lambda seq: source[seq - 1])
+    if not header.version <= at <= len(source):
+        raise IllegalAction(
+            "branch_point_out_of_range",
+            f"A branch starts after an event from {header.version} to {len(source)}, not {at}.",
+        )
+    if at < header.sealed_until and not admin:
+        raise IllegalAction(
+            "before_branch_point",
+            f"This game is itself a branch that keeps its source's secrets up to event "
+            f"{header.sealed_until}; branch at {header.sealed_until} or later.",
+        )
+    prefix = source[:at]
+    broken = verify_chain(prefix, prefix[0]["game_id"])
+    if broken is not None:
+        raise ReplayError(broken[0], broken[1])
+    sealed = not source_finished
+    reseeded = reseed or sealed
+    if resample_for is not None and not reseeded:
+        raise IllegalAction(
+            "redraw_needs_reseed", "Redrawing hidden information needs a reseeded branch."
+        )
+    players = len(header.meta["players"])
+    if resample_for is not None and not 0 <= resample_for < players:
+        raise IllegalAction("no_such_seat", f"Seats are numbered 0 to {players - 1}.")
+    resampled_seat = seat if sealed and seat is not None else resample_for
+    data: dict[str, Any] = {
+        "source": prefix[0]["game_id"],
+        "at": at,
+        "source_hash": prefix[-1]["hash"],
+        "reseed": reseeded,
+        "resampled_seat": resampled_seat,
+        "source_finished": source_finished,
+        "seed_commitment": seed_commitment(new_seed) if reseeded else None,
+    }
+    secret: dict[str, Any] = {"visible_to": [], "sandbox_token_hash": sandbox_token_hash}
+    if reseeded:
+        secret["seed"] = new_seed
+    events = [NewEvent(type="branched_from", data=data, actor={"system": "branch"}, secret=secret)]
+    events.extend(
+        NewEvent(
+            type=envelope["type"],
+            data=envelope["data"],
+            actor=envelope["actor"],
+            secret=envelope["secret"],
+            schema_version=envelope["schema_version"],
+            recorded_at=envelope["recorded_at"],
+        )
+        for envelope in prefix
+    )
+    return BranchPlan(events, reseeded, resampled_seat, sealed)
+
+
+def sealed_secret(meta: dict[str, Any], seq: int) -> bool:
+    """Whether the secret part of event ``seq`` of this game stays sealed for everyone but
+    the admin: in a branch made while its source was unfinished, the copied events (the
+    source's seed, the other seats' secrets) stay secret even after the branch ends."""
+    return seq <= int(meta.get("branch", {}).get("sealed_until", 0))
+
+
+# -- the timeline ------------------------------------------------------------------------
+
+
+def public_scores(ruleset: Ruleset, state: State) -> list[Any] | None:
+    """Each seat's score as everyone may see it now, or None when the game does not say.
+
+    A ruleset may offer ``scores(state)``; otherwise the final result's totals, or a
+    ``scores`` list in the spectator view, or a per-seat score in its ``seats`` entries.
+    """
+    own = getattr(ruleset, "scores", None)
+    if callable(own):
+        return list(own(state))
+    result = ruleset.result(state)
+    if result is not None and result.get("scores"):
+        totals = {entry["seat"]: entry["total"] for entry in result["scores"]}
+        return [totals.get(seat) for seat in range(len(totals))]
+    view = ruleset.view(state, None)
+    if isinstance(view.get("scores"), list):
+        return list(view["scores"])
+    seats = view.get("seats")
+    if isinstance(seats, list) and seats and all(isinstance(s, dict) for s in seats):
+        for key in SCORE_KEYS:
+            if all(isinstance(s.get(key), int | float) for s in seats):
+                return [s[key] for s in seats]
+    return None
+
+
+#: Names the games use for a seat's running score in their views (docs/history.md).
+SCORE_KEYS = ("score", "vp", "victory_points", "fame", "points")
+
+
+def timeline(
+    game: Game, envelopes: Iterable[Envelope], fetch: Fetch, rebuild: Rebuild
+) -> Iterator[dict[str, Any]]:
+    """One entry per event of ``envelopes`` (in seq order, each after ``game.version``, or
+    within the header ``game`` was started from), folding ``game`` forward once, in place."""
+    summaries: dict[int, str] = {}
+    for envelope in envelopes:
+        seq = envelope["seq"]
+        if seq <= game.version:
+            line = _header_line(game, envelope)
+        else:
+            line = _event_line(game, envelope, summaries)
+            advance(game, envelope, fetch, rebuild)
+        status = game.ruleset.status(game.state)
+        yield {
+            "seq": seq,
+            "type": envelope["type"],
+            "actor": envelope["actor"],
+            "round": status.get("round"),
+            "phase": status.get("phase"),
+            "summary": line,
+            "scores": public_scores(game.ruleset, game.state),
+            "recorded_at": envelope["recorded_at"],
+        }
+
+
+def _header_line(game: Game, envelope: Envelope) -> str:
+    data = envelope["data"]
+    if envelope["type"] == "branched_from":
+        luck = "new luck" if data.get("reseed") else "the same luck"
+        return f"Branched from game {data['source']} after event {data['at']}, with {luck}"
+    players = ", ".join(data["players"])
+    return f"{game.ruleset.title} set up for {players}"
+
+
+def _event_line(game: Game, envelope: Envelope, summaries: dict[int, str]) -> str:
+    seq, kind = envelope["seq"], envelope["type"]
+    if kind in STEP_TYPES:
+        summaries[seq] = game.ruleset.summarize(game.state, step_action(envelope))
+        return summaries[seq]
+    target = envelope["data"]["seq"] + game.offset(seq)
+    what = summaries.get(target, f"event {target}")
+    verb = "Undone" if kind == "undone" else "Redone"
+    return f"{verb}: {what}"
