@@ -1,0 +1,113 @@
+"""Whole rounds played from a fixed seed with chosen actions."""
+
+from __future__ import annotations
+
+import random
+
+from projections.games.restoration.game import RESTORATION
+from tests.unit.restoration.table import act, decision, run_system, show_tiles, table
+
+#: A plain strategy for finishing games: build, then develop, then take managers.
+PREFERENCE = [
+    "continue_construction",
+    "start_construction",
+    "place_upgrade",
+    "develop",
+    "take_manager",
+    "completion_choice",
+    "adjust_reputation",
+    "collect_workers",
+    "move",
+    "place_worker",
+    "play_manager",
+    "end_turn",
+    "transfer",
+    "skip_action",
+    "keep_worker",
+    "unlock_research",
+]
+
+
+def preferred(state: dict, seat: int) -> dict:
+    def rank(action: dict) -> tuple:
+        flags = (
+            action.get("artisan", False),
+            str(action.get("position", "")).startswith("RD"),
+            action.get("track") == "reputation",
+            action.get("choice") == "rest",
+            action.get("direction") == "down",
+        )
+        return (PREFERENCE.index(action["type"]), *flags)
+
+    return min(RESTORATION.legal_actions(state, seat), key=rank)
+
+
+def play_out(state: dict) -> int:
+    """Finish the game with ``preferred`` choices; returns how many steps it took."""
+    steps = 0
+    while not state["finished"]:
+        steps += 1
+        if run_system(state):
+            continue
+        seat = RESTORATION.status(state)["to_act"][0]
+        RESTORATION.apply(state, {**preferred(state, seat), "seat": seat}, random.Random(steps))
+    return steps
+
+
+def test_two_scripted_turns_of_a_two_player_round() -> None:
+    state = table(2, event="quiet_season")
+    show_tiles(state, "T08", "T02", "T20", "T07")
+    orange_reputation = state["seats"][0]["reputation"]
+    # Orange: an intersection between the Main and the Kiln workshop, three movements.
+    act(state, 0, "place_worker", position="AB1", artisan=False)
+    act(state, 0, "move", workshop="A")  # development
+    act(state, 0, "develop", track="technology")
+    act(state, 0, "adjust_reputation", direction="up")  # technology level 1: reputation
+    act(state, 0, "move", workshop="A")  # red
+    act(state, 0, "start_construction", tile="T08")
+    act(state, 0, "move", workshop="B")  # manager
+    act(state, 0, "take_manager", source="deck")
+    act(state, 0, "end_turn")
+    # Grey: the other intersection of that edge, free while nobody stands there.
+    act(state, 1, "place_worker", position="AB2", artisan=False)
+    act(state, 1, "move", workshop="A")  # manager
+    taken = sorted(state["managers"]["supply"])[0]
+    act(state, 1, "take_manager", source="supply", manager=taken)
+    run_system(state)
+    act(state, 1, "move", workshop="A")  # green: no tile starts green, nothing to build
+    assert state["pending"] == []
+    act(state, 1, "move", workshop="A")  # transfer
+    assert decision(state)["kind"] == "transfer"
+    act(state, 1, "skip_action")
+    act(state, 1, "end_turn")
+
+    orange, grey = state["seats"]
+    assert orange["technology"] == 1 and orange["reputation"] == orange_reputation + 1
+    assert state["construction"]["progress"]["T08"] == [{"seat": 0, "space": 0}]
+    assert orange["board_workers"] == 1 and len(orange["hand"]) == 2
+    assert grey["board_workers"] == 2 and taken in grey["hand"]
+    assert {w: place["token"] for w, place in state["workshops"].items()} == {
+        "A": 5,
+        "B": 1,
+        "C": 0,
+        "D": 0,
+        "E": 0,
+    }
+    assert RESTORATION.status(state)["to_act"] == [0]
+
+
+def test_a_three_player_game_from_a_fixed_seed_plays_to_a_checked_result() -> None:
+    state = RESTORATION.setup(["Orange", "Grey", "Jade"], {}, random.Random(2))
+    for seat in range(3):
+        act(state, seat, "unlock_research", position="RD1")
+    steps = play_out(state)
+    assert state["round"] == 3 and state["finished"]
+    result = RESTORATION.result(state)
+    assert result is not None
+    totals = [row["total"] for row in result["scores"]]
+    assert totals == [sum(row["breakdown"].values()) for row in result["scores"]]
+    assert sum(len(player["tiles"]) for player in state["seats"]) >= 1
+    # The recorded outcome of this seed and strategy: a change to it is a change of rules.
+    assert steps == 235
+    assert [player["tiles"] for player in state["seats"]] == [["T16", "T13"], ["T08"], []]
+    assert totals == [21, 7, 4] and result["ranking"] == [[0], [1], [2]]
