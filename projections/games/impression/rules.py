@@ -19,6 +19,7 @@ Decisions where the rulebook is silent are recorded in docs/rules/impression.md.
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -326,19 +327,20 @@ class Impression(Ruleset):
         """A. Shop: the cheapest route of each upright room-II tradesman to each shop."""
         p = player(state, seat)
         points = self._movement_points(state, seat)
-        neighbours = data.shop_neighbours(state["shops"])
         own = {name for name, street in state["streets"].items() if street["owner"] == seat}
         legal: list[Action] = []
         for index, man in enumerate(p["tradesmen"]):
             if not (man["upright"] and man["room"] == "II"):
                 continue
             blocked = {other["shop"] for other in p["tradesmen"] if other is not man}
-            best = _cheapest_routes(neighbours, man["shop"], own, points)
+            best = _cheapest_routes(tuple(state["shops"]), man["shop"], frozenset(own), points)
             for node, (cost, path) in sorted(best.items()):
                 if cost > p["capacity"] or node in blocked:
                     continue
                 for room in ("I", "II"):
-                    legal.append({"type": "shop", "tradesman": index, "path": path, "room": room})
+                    legal.append(
+                        {"type": "shop", "tradesman": index, "path": list(path), "room": room}
+                    )
         return legal
 
     def shop(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -637,8 +639,6 @@ class Impression(Ruleset):
             return
         if kind != "advance_order":
             raise IllegalAction("wrong_phase", f"{kind} is not possible during production.")
-        if state["production_done"][seat]:
-            raise IllegalAction("production_ended", "You have ended your production.")
         p = player(state, seat)
         if p["budget"] < 1 or p["capacity"] < 1:
             raise IllegalAction("no_capacity_left", "You have no capacity left to advance orders.")
@@ -728,10 +728,12 @@ class Impression(Ruleset):
         return dict(actions.SCHEMAS)
 
 
+@functools.lru_cache(maxsize=4096)
 def _cheapest_routes(
-    neighbours: dict[str, list[str]], start: str, own: set[str], points: int
+    shops: tuple[str, ...], start: str, own: frozenset[str], points: int
 ) -> dict[str, tuple[int, list[str]]]:
-    """The cheapest route (in capacity) from ``start`` to every other shop."""
+    """The cheapest route (in capacity) from ``start`` to every other shop (read only)."""
+    neighbours = data.shop_neighbours(list(shops))
     best: dict[str, tuple[int, list[str]]] = {}
 
     def walk(node: str, path: list[str], free: int) -> None:

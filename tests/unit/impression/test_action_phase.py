@@ -1,0 +1,213 @@
+"""Action Phase: A. Shop, B. Reset, turns and the general refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from projections.games.impression import data
+from projections.ruleset import IllegalAction
+from tests.unit.impression.support import RULES, act, new_game, prompt
+
+
+def two_player_game() -> dict[str, Any]:
+    """Ann (seat 0) first; her tradesmen stand in S1 and S9, Bob's in S5 and S11."""
+    state = new_game(2)
+    state["order"] = [0, 1]
+    ann, bob = state["seats"]
+    ann["tradesmen"] = [
+        {"shop": "S1", "room": "II", "upright": True},
+        {"shop": "S9", "room": "II", "upright": True},
+    ]
+    bob["tradesmen"] = [
+        {"shop": "S5", "room": "II", "upright": True},
+        {"shop": "S11", "room": "II", "upright": True},
+    ]
+    return state
+
+
+def refused(state: dict[str, Any], seat: int | None, code: str, **action: Any) -> None:
+    before = RULES.view(state, None)
+    with pytest.raises(IllegalAction) as error:
+        act(state, seat, **action)
+    assert error.value.code == code
+    assert RULES.view(state, None) == before
+
+
+def test_a_shop_move_of_exactly_the_marker_steps_takes_the_room_action() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    # Ann's order marker (first) gives 2 steps; S3's room I gives 2 ink
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S3"], room="I")
+    assert ann["ink"] == 3 and ann["capacity"] == 2
+    assert ann["tradesmen"][0] == {"shop": "S3", "room": "I", "upright": False}
+    assert state["turn"]["main_done"] is True
+
+
+def test_each_step_of_difference_costs_one_capacity() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    act(state, 0, type="shop", tradesman=0, path=["S2"], room="I")  # 1 step instead of 2
+    assert ann["capacity"] == 1 and ann["lead"] == 3
+
+
+def test_own_assistants_streets_may_be_crossed_for_free() -> None:
+    state = two_player_game()
+    state["streets"]["S1-S2"] = {"owner": 0, "reward": "ink"}
+    ann = state["seats"][0]
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S3", "S7"], room="II")
+    assert ann["capacity"] == 2  # 3 steps, 1 of them free: exactly the marker's 2
+
+
+def test_the_earlier_arrival_in_a_room_earns_one_mark() -> None:
+    state = two_player_game()
+    state["seats"][1]["tradesmen"][0] = {"shop": "S3", "room": "I", "upright": False}
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S3"], room="I")
+    assert state["seats"][1]["marks"] == 4 and state["seats"][0]["marks"] == 3
+
+
+def test_another_players_assistant_next_to_the_shop_pays_its_owner() -> None:
+    state = two_player_game()
+    state["streets"]["S3-S7"] = {"owner": 1, "reward": "capacity"}
+    state["streets"]["S2-S3"] = {"owner": 1, "reward": "paper"}
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S3"], room="I")
+    bob = state["seats"][1]
+    assert (bob["capacity"], bob["paper"]) == (3, 2)
+
+
+def test_the_legal_shop_moves_are_the_cheapest_routes_to_each_shop() -> None:
+    state = two_player_game()
+    moves = [a for a in RULES.legal_actions(state, 0) if a["type"] == "shop"]
+    ends = {(a["tradesman"], a["path"][-1]) for a in moves}
+    assert (0, "S3") in ends and (0, "S1") not in ends and (0, "S9") not in ends
+    to_s3 = [a["path"] for a in moves if a["tradesman"] == 0 and a["path"][-1] == "S3"]
+    assert to_s3 == [["S2", "S3"], ["S2", "S3"]]  # rooms I and II, no capacity spent
+
+
+@pytest.mark.parametrize(
+    ("change", "action", "code"),
+    [
+        ({}, {"tradesman": 5, "path": ["S2"], "room": "I"}, "unknown_tradesman"),
+        ({"upright": False}, {"tradesman": 0, "path": ["S2"], "room": "I"}, "tradesman_lying"),
+        ({"room": "I"}, {"tradesman": 0, "path": ["S2"], "room": "I"}, "not_in_room_two"),
+        ({}, {"tradesman": 0, "path": ["S2"], "room": "III"}, "unknown_room"),
+        ({}, {"tradesman": 0, "path": [], "room": "I"}, "empty_path"),
+        ({}, {"tradesman": 0, "path": ["S3"], "room": "I"}, "not_orthogonal"),
+        ({}, {"tradesman": 0, "path": ["S2", "S1"], "room": "I"}, "shop_revisited"),
+        ({}, {"tradesman": 0, "path": ["S5", "S9"], "room": "I"}, "own_tradesman_there"),
+    ],
+)
+def test_a_shop_move_is_refused(change: dict[str, Any], action: dict[str, Any], code: str) -> None:
+    state = two_player_game()
+    state["seats"][0]["tradesmen"][0].update(change)
+    refused(state, 0, code, type="shop", **action)
+
+
+def test_a_shop_move_beyond_the_capacity_is_refused() -> None:
+    state = two_player_game()
+    state["seats"][0]["capacity"] = 0
+    refused(state, 0, "insufficient_capacity", type="shop", tradesman=0, path=["S2"], room="I")
+
+
+def test_only_one_shop_or_reset_per_turn() -> None:
+    state = two_player_game()
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S3"], room="I")
+    refused(state, 0, "main_action_done", type="reset", slot=0, keep=None, lay_down=1)
+
+
+def test_a_turn_cannot_end_before_its_shop_or_reset() -> None:
+    refused(two_player_game(), 0, "main_action_missing", type="end_turn")
+
+
+def test_reset_keeps_a_letter_refills_the_desk_and_lays_a_tradesman_down() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    letter = state["letters"]["desk"][2]
+    top = state["letters"]["draw_pile"][0]
+    act(state, 0, type="reset", slot=2, keep=1, lay_down=1)
+    assert ann["stacks"][1] == [letter]
+    assert state["letters"]["desk"][2] == top
+    assert ann["tradesmen"][1]["upright"] is False and ann["tradesmen"][0]["upright"] is True
+
+
+def test_reset_discarding_a_letter_gains_its_resources() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    letter = state["letters"]["desk"][0]
+    goods = dict(data.LEAD_LETTERS[letter]["gain"])
+    before = {good: ann["marks" if good == "mark" else good] for good in goods}
+    act(state, 0, type="reset", slot=0, keep=None, lay_down=0)
+    for good, amount in goods.items():
+        assert ann["marks" if good == "mark" else good] == before[good] + amount
+    assert state["letters"]["discard_pile"] == [letter]
+
+
+def test_reset_moves_tradesmen_from_room_one_down_and_takes_their_room_two_action() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    ann["tradesmen"][1] = {"shop": "S7", "room": "I", "upright": False}  # S7 room II: paper+ink
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert ann["tradesmen"][1]["room"] == "II"
+    assert (ann["paper"], ann["ink"]) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        ({"slot": 9, "keep": None, "lay_down": 0}, "empty_desk_space"),
+        ({"slot": None, "keep": None, "lay_down": 0}, "choose_letter"),
+        ({"slot": 0, "keep": 2, "lay_down": 0}, "unknown_stack"),
+        ({"slot": 0, "keep": None, "lay_down": 3}, "tradesman_lying"),
+    ],
+)
+def test_a_reset_is_refused(action: dict[str, Any], code: str) -> None:
+    refused(two_player_game(), 0, code, type="reset", **action)
+
+
+def test_two_turns_each_end_the_action_phase_and_buying_starts_leftmost_first() -> None:
+    state = two_player_game()
+    for seat in (0, 1, 0, 1):
+        act(state, seat, type="reset", slot=0, keep=None, lay_down=upright_tradesman(state, seat))
+        while state["pending"][seat]:
+            act(state, seat, type="decline")
+        act(state, seat, type="end_turn")
+    assert state["phase"] == "orders"
+    # nobody advanced on the order track: reverse player order
+    assert state["buying"]["queue"] == [1, 0]
+    assert RULES.status(state)["to_act"] == [1]
+
+
+def upright_tradesman(state: dict[str, Any], seat: int) -> int:
+    return next(i for i, man in enumerate(state["seats"][seat]["tradesmen"]) if man["upright"])
+
+
+def test_a_seat_out_of_turn_is_refused() -> None:
+    refused(two_player_game(), 1, "not_your_turn", type="end_turn")
+
+
+def test_unknown_actions_seats_and_system_steps_are_refused() -> None:
+    state = two_player_game()
+    refused(state, 0, "unknown_action", type="fly")
+    refused(state, 7, "unknown_seat", type="end_turn")
+    refused(state, 0, "system_only", type="pay_wages")
+    refused(state, None, "no_system_step", type="pay_wages")
+    refused(state, 0, "nothing_to_decline", type="decline")
+    refused(state, 0, "wrong_phase", type="buy_order", slot=0)
+
+
+def test_a_waiting_choice_comes_before_anything_else() -> None:
+    state = two_player_game()
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S6"], room="II")  # S6 room II: trade
+    assert prompt(state, 0) == "trade"
+    refused(state, 0, "choice_pending", type="end_turn")
+    assert {"type": "decline"} in RULES.legal_actions(state, 0)
+    act(state, 0, type="decline")
+    assert prompt(state, 0) is None
+
+
+def test_a_finished_game_refuses_everything() -> None:
+    state = two_player_game()
+    state["finished"] = True
+    refused(state, 0, "game_finished", type="end_turn")
+    assert RULES.legal_actions(state, 0) == []

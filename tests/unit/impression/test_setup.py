@@ -1,0 +1,69 @@
+"""Setup 1-9 of the Impression rulebook and the status of a new game."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from projections.games.impression import data
+from projections.ruleset import IllegalAction
+from tests.unit.impression.support import RULES, new_game
+
+
+@pytest.mark.parametrize(("players", "shops"), [(2, 9), (3, 12), (4, 16)])
+def test_the_shops_for_the_player_count_are_laid_out(players: int, shops: int) -> None:
+    # Setup 9: "for a 3-player game keep the 2+ and 3+ shop tiles"
+    state = new_game(players)
+    assert len(state["shops"]) == shops
+    assert all(data.SHOPS[s]["min_players"] <= players for s in state["shops"])
+
+
+def test_every_tile_is_dealt_as_the_setup_says() -> None:
+    state = new_game(3)
+    assert len(state["trading"]["display"]) == 3  # Setup 1
+    for level in data.LEVELS:  # Setup 2 and 3
+        assert len(state["tech"][level]["display"]) == 3
+        assert all(data.TECHNOLOGIES[t]["level"] == level for t in state["tech"][level]["display"])
+        assert len(state["factories"][level]["draw_pile"]) == 9
+    # Setup 4: a disc on every grey city, the rest in the box
+    assert set(state["map_discs"]) == set(data.GREY_CITIES)
+    assert len(state["boxed_discs"]) == 24 - len(data.GREY_CITIES)
+    assert len(state["contracts"]["display"]) == 5  # Setup 6
+    assert all(state["letters"]["desk"]) and len(state["letters"]["desk"]) == 4  # Setup 7
+    assert len(state["letters"]["draw_pile"]) == 50
+
+
+def test_each_player_starts_with_the_documented_values() -> None:
+    state = new_game(4)
+    for p in state["seats"]:
+        assert (p["marks"], p["paper"], p["lead"], p["ink"]) == (3, 1, 1, 1)
+        assert (p["workforce"], p["capacity"], p["city_markers"], p["assistants"]) == (2, 2, 12, 5)
+        shops = [man["shop"] for man in p["tradesmen"]]
+        assert len(set(shops)) == 2
+        assert all(man["room"] == "II" and man["upright"] for man in p["tradesmen"])
+    assert state["agents"] == [data.START_CITY] * 4
+    assert sorted(state["order"]) == [0, 1, 2, 3]
+
+
+def test_a_new_game_waits_for_the_first_player_in_the_action_phase() -> None:
+    state = new_game(2)
+    assert RULES.status(state) == {
+        "round": 1,
+        "phase": "action",
+        "to_act": [state["order"][0]],
+        "awaiting_system": None,
+        "finished": False,
+    }
+    assert RULES.system_action(state) is None
+    assert RULES.result(state) is None
+
+
+def test_impression_is_for_two_to_four_players() -> None:
+    with pytest.raises(IllegalAction) as error:
+        RULES.setup(["Solo"], {}, random.Random(1))
+    assert error.value.code == "player_count"
+
+
+def test_setup_is_deterministic_for_the_same_random_source() -> None:
+    assert new_game(3, seed=11) == new_game(3, seed=11)

@@ -1,0 +1,328 @@
+"""Technology, the building rules, factories and travel."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from projections.games.impression import data, effects
+from projections.ruleset import IllegalAction
+from tests.unit.impression.support import RULES, act, new_game, prompt
+
+SEAT = 0
+
+
+def game() -> dict[str, Any]:
+    state = new_game(2)
+    state["order"] = [0, 1]
+    state["turn"]["main_done"] = True
+    return state
+
+
+def me(state: dict[str, Any]) -> dict[str, Any]:
+    return state["seats"][SEAT]  # type: ignore[no-any-return]
+
+
+def queue(state: dict[str, Any], *icons: dict[str, Any]) -> None:
+    effects.start_effects(state, SEAT, list(icons), random.Random(5))
+
+
+def refused(state: dict[str, Any], code: str, **action: Any) -> None:
+    before = RULES.view(state, None)
+    with pytest.raises(IllegalAction) as error:
+        act(state, SEAT, **action)
+    assert error.value.code == code
+    assert RULES.view(state, None) == before
+
+
+def show_tech(state: dict[str, Any], level: str, row: int, tech: str) -> None:
+    column = state["tech"][level]
+    if tech in column["draw_pile"]:
+        column["draw_pile"].remove(tech)
+        column["hidden"] -= 1
+    old = column["display"][row]
+    column["display"][row] = tech
+    if old is not None and old != tech:
+        column["draw_pile"].append(old)
+
+
+def buy(
+    level: str, row: int, space: str, mode: str = "up", relocate: str | None = None
+) -> dict[str, Any]:
+    return {
+        "type": "buy_technology",
+        "level": level,
+        "row": row,
+        "space": space,
+        "mode": mode,
+        "relocate": relocate,
+    }
+
+
+# -- technology ------------------------------------------------------------------------
+
+
+def test_a_technology_costs_its_rows_resources_and_its_columns_marks() -> None:
+    state = game()
+    show_tech(state, "I", 1, "GI1")  # green: half your capacity
+    me(state)["capacity"] = 5
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, **buy("I", 1, "W3"))  # row 2: 1 paper + 1 lead; column I: 1 mark
+    p = me(state)
+    assert (p["paper"], p["lead"], p["marks"]) == (0, 1, 2)  # W3 gave 1 lead back
+    assert p["workshop"]["W3"]["up"] == {"kind": "tech", "id": "GI1"}
+    assert p["vp"] == 2  # instant technology: half of capacity 5
+    assert state["tech"]["I"]["display"][1] not in (None, "GI1")
+
+
+def test_a_technology_factory_saves_a_mark() -> None:
+    state = game()
+    factory = next(
+        f for f, t in data.FACTORIES.items() if t["trigger"] == {"on": "technology", "discount": 1}
+    )
+    me(state)["workshop"]["W2"]["up"] = {"kind": "factory", "id": factory}
+    show_tech(state, "I", 0, "GI2")
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, **buy("I", 0, "W1"))
+    assert me(state)["marks"] == 3
+
+
+def test_refreshing_a_column_puts_its_tiles_under_the_pile_in_view() -> None:
+    state = game()
+    old = list(state["tech"]["II"]["display"])
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="II")
+    assert me(state)["marks"] == 2
+    assert state["tech"]["II"]["draw_pile"][-3:] == old
+    assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == old
+    refused(state, "already_refreshed", type="refresh_technologies", level="II")
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        ({"type": "refresh_technologies", "level": "V"}, "wrong_level"),
+        (buy("I", 5, "W1"), "empty_display_space"),
+        (buy("II", 0, "W4"), "illegal_placement"),  # W1 below it is still empty
+        (buy("I", 0, "W4", "up"), "illegal_placement"),
+    ],
+)
+def test_a_technology_purchase_is_refused(action: dict[str, Any], code: str) -> None:
+    state = game()
+    queue(state, {"icon": "technology"})
+    refused(state, code, **action)
+
+
+def test_a_technology_beyond_your_means_is_refused() -> None:
+    state = game()
+    queue(state, {"icon": "technology"})
+    me(state)["paper"] = 0
+    refused(state, "insufficient_resources", **buy("I", 0, "W1"))
+    me(state)["marks"] = 0
+    refused(state, "insufficient_marks", type="refresh_technologies", level="I")
+
+
+def test_an_empty_pile_cannot_be_refreshed() -> None:
+    state = game()
+    state["tech"]["IV"]["draw_pile"] = []
+    state["tech"]["IV"]["hidden"] = 0
+    queue(state, {"icon": "technology"})
+    refused(state, "pile_empty", type="refresh_technologies", level="IV")
+
+
+def test_a_free_technology_icon_takes_its_level_for_nothing() -> None:
+    state = game()
+    me(state)["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI1"}
+    show_tech(state, "II", 2, "GII1")
+    queue(state, {"icon": "free_technology", "level": "II"})
+    refused(state, "wrong_level", **buy("I", 0, "W2"))
+    act(state, SEAT, **buy("II", 2, "W4"))
+    # nothing paid; W4's capacity gain steps onto a space giving 1 paper
+    assert me(state)["marks"] == 3 and me(state)["paper"] == 2
+
+
+# -- building rules ------------------------------------------------------------------------
+
+
+def test_face_down_one_level_higher_needs_no_path_and_gains_the_covered_action() -> None:
+    state = game()
+    show_tech(state, "II", 0, "BII1")
+    queue(state, {"icon": "technology", "no_resources": True, "no_money": True})
+    act(state, SEAT, **buy("II", 0, "W9", "down"))  # W9 (level III): workforce
+    assert me(state)["workshop"]["W9"]["down"] == {"kind": "tech", "id": "BII1"}
+    assert me(state)["workforce"] == 3
+    assert prompt(state, SEAT) == "assistant"  # workforce 3; the face-down tile does nothing
+
+
+def test_replacing_a_tile_moves_it_face_down_one_level_higher() -> None:
+    state = game()
+    me(state)["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI1"}
+    show_tech(state, "I", 0, "GI2")
+    queue(state, {"icon": "technology", "no_resources": True, "no_money": True})
+    act(state, SEAT, **buy("I", 0, "W1", "replace", "W5"))  # W5: trade
+    shop = me(state)["workshop"]
+    assert shop["W1"]["up"]["id"] == "GI2" and shop["W5"]["down"]["id"] == "GI1"
+    assert me(state)["paper"] == 1  # W1's own action (1 paper) is not gained again
+    assert prompt(state, SEAT) == "trade"
+
+
+def test_a_face_down_tile_can_later_be_covered_face_up() -> None:
+    p = new_game()["seats"][0]
+    p["workshop"]["W4"]["down"] = {"kind": "tech", "id": "GI1"}
+    p["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI2"}
+    assert {"space": "W4", "mode": "up", "relocate": None} in effects.placements(p, "II")
+
+
+def test_a_full_workshop_takes_no_more_tiles() -> None:
+    p = new_game()["seats"][0]
+    for index, cell in enumerate(p["workshop"].values()):
+        cell["down"] = {"kind": "tech", "id": f"X{index}"}
+        cell["up"] = {"kind": "tech", "id": f"Y{index}"}
+    assert all(effects.placements(p, level) == [] for level in data.LEVELS)
+
+
+# -- factories ---------------------------------------------------------------------------
+
+
+def test_building_a_factory_draws_three_keeps_one_and_pays_a_city_marker() -> None:
+    state = game()
+    pile = state["factories"]["I"]["draw_pile"]
+    drawn = pile[:3]
+    queue(state, {"icon": "factory"})
+    act(state, SEAT, type="draw_factories", level="I")
+    assert state["pending"][SEAT][0]["drawn"] == drawn
+    refused(state, "factories_drawn", type="draw_factories", level="II")
+    refused(
+        state,
+        "factory_not_drawn",
+        type="keep_factory",
+        factory="FIV1",
+        space="W1",
+        mode="up",
+        relocate=None,
+    )
+    act(state, SEAT, type="keep_factory", factory=drawn[1], space="W1", mode="up", relocate=None)
+    assert me(state)["workshop"]["W1"]["up"] == {"kind": "factory", "id": drawn[1]}
+    assert me(state)["city_markers"] == 11
+    assert pile[-2:] == [drawn[0], drawn[2]]
+    assert RULES.view(state, None)["factories"]["I"]["known_bottom"] == [drawn[0], drawn[2]]
+
+
+def test_declining_the_drawn_factories_returns_them_all() -> None:
+    state = game()
+    queue(state, {"icon": "factory"})
+    act(state, SEAT, type="draw_factories", level="II")
+    act(state, SEAT, type="decline")
+    assert len(state["factories"]["II"]["draw_pile"]) == 9 and me(state)["city_markers"] == 12
+
+
+def test_a_factory_is_refused_without_markers_drawing_or_room() -> None:
+    state = game()
+    queue(state, {"icon": "factory"})
+    refused(
+        state,
+        "draw_first",
+        type="keep_factory",
+        factory="FI1",
+        space="W1",
+        mode="up",
+        relocate=None,
+    )
+    me(state)["city_markers"] = 0
+    refused(state, "no_city_marker", type="draw_factories", level="I")
+    me(state)["city_markers"] = 1
+    state["factories"]["III"]["draw_pile"] = []
+    refused(state, "pile_empty", type="draw_factories", level="III")
+    refused(state, "workshop_full", type="draw_factories", level="IV")  # nothing connects
+
+
+def test_a_factory_at_a_city_is_refused_when_none_can_be_built() -> None:
+    state = game()
+    me(state)["city_markers"] = 0
+    queue(state, {"icon": "stop_action"})
+    refused(state, "no_factory_possible", type="stop_action", action="build_factory")
+    act(state, SEAT, type="stop_action", action="trade")
+    assert prompt(state, SEAT) == "trade"
+
+
+# -- travel ---------------------------------------------------------------------------------
+
+
+def test_travel_splits_the_workforce_between_the_order_track_and_the_map() -> None:
+    state = game()  # workforce 2
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=1, path=["coin1.1"])
+    assert state["track"][SEAT]["section"] == 1 and state["agents"][SEAT] == "coin1.1"
+    assert me(state)["marks"] == 2  # the coin paid to the supply
+    assert prompt(state, SEAT) == "trade"  # stopping on a coin allows a trade
+
+
+def test_stopping_in_a_new_city_takes_its_disc_places_a_marker_and_moves_the_director() -> None:
+    state = game()
+    disc = state["map_discs"]["Frankfurt"]
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
+    p = me(state)
+    assert p["discs"] == [{"id": disc, "used": False}]
+    assert state["city_markers"]["Frankfurt"] == [SEAT] and p["city_markers"] == 11
+    assert p["director"] == 1 and p["marks"] == 3  # paid 1 coin, the director gave 1 mark
+    assert prompt(state, SEAT) == "stop_action"
+
+
+def test_a_coin_with_another_agent_pays_that_player() -> None:
+    state = game()
+    state["agents"][1] = "coin1.1"
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
+    assert state["seats"][1]["marks"] == 4
+
+
+def test_a_road_between_your_own_markers_is_free_and_a_second_visit_moves_no_director() -> None:
+    state = game()
+    state["city_markers"]["Mainz"] = [SEAT]
+    state["city_markers"]["Frankfurt"] = [SEAT]
+    me(state)["director"] = 1
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
+    assert me(state)["marks"] == 3 and me(state)["director"] == 1
+
+
+def test_the_steps_icon_moves_without_a_trade_or_a_factory() -> None:
+    state = game()
+    queue(state, {"icon": "steps", "count": 2})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
+    assert me(state)["director"] == 1 and prompt(state, SEAT) is None
+
+
+def test_a_free_travel_pays_nothing_on_the_map() -> None:
+    state = game()
+    queue(state, {"icon": "travel", "free": True})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin2.1", "coin2.2"])
+    assert me(state)["marks"] == 3
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        ({"track_steps": -1, "path": []}, "bad_route"),
+        ({"track_steps": 1, "path": ["coin1.1", "Frankfurt"]}, "too_many_steps"),
+        ({"track_steps": 0, "path": []}, "empty_travel"),
+        ({"track_steps": 0, "path": ["Frankfurt"]}, "not_adjacent"),
+        ({"track_steps": 0, "path": ["coin1.1", "Mainz"]}, "space_revisited"),
+    ],
+)
+def test_a_travel_is_refused(action: dict[str, Any], code: str) -> None:
+    state = game()
+    queue(state, {"icon": "travel"})
+    refused(state, code, type="travel", **action)
+
+
+def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
+    state = game()
+    state["track"][SEAT]["section"] = data.TRACK_SECTIONS
+    queue(state, {"icon": "travel"})
+    refused(state, "track_end", type="travel", track_steps=1, path=[])
+    me(state)["marks"] = 1
+    refused(state, "insufficient_marks", type="travel", track_steps=0, path=["coin2.1", "coin2.2"])
