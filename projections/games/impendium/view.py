@@ -24,7 +24,6 @@ PUBLIC_KEYS = (
     "round",
     "start_player",
     "setup_queue",
-    "setup_stars",
     "board",
     "arks",
     "subverting",
@@ -43,6 +42,9 @@ PUBLIC_KEYS = (
 
 def view(state: State, seat: int | None) -> dict[str, Any]:
     seen: dict[str, Any] = {key: state[key] for key in PUBLIC_KEYS}
+    # Each player draws their starting star when it is their turn to place it (Setup).
+    placer = _starting_star_placer(state)
+    seen["setup_star"] = state["setup_stars"][placer] if placer is not None else None
     seen["decks"] = {name: components.deck_size(deck) for name, deck in state["decks"].items()}
     seen["seats"] = [
         {
@@ -62,6 +64,12 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     return seen
 
 
+def _starting_star_placer(state: State) -> int | None:
+    if state["phase"] != "setup_stars":
+        return None
+    return int(state["setup_queue"][0])
+
+
 def _pending_seen(pending: dict[str, Any], seat: int | None) -> dict[str, Any]:
     if pending["kind"] == "keep_diplomacy" and pending["seat"] != seat:
         return {"kind": pending["kind"], "seat": pending["seat"], "card_count": 3}
@@ -74,8 +82,9 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     """Redraw deck orders, other hands, others' drawn diplomacy cards and hidden offers."""
     fresh: State = copy_state(state)
     decks = fresh["decks"]
-    for name in ("stars", "harbingers", "rulers"):
+    for name in ("harbingers", "rulers"):
         decks[name]["draw_pile"] = components.shuffled(decks[name]["draw_pile"], rng)
+    _resample_stars(fresh, rng)
     decks["factions"]["draw_pile"] = _shuffle_keeping(
         decks["factions"]["draw_pile"], set(fresh["returned_factions"]), rng
     )
@@ -85,6 +94,21 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
             give, get = components.shuffled(RESOURCES, rng)[:2]
             pending["give"], pending["get"] = {give: 1}, {get: 1}
     return fresh
+
+
+def _resample_stars(fresh: State, rng: random.Random) -> None:
+    """The star deck and the starting stars not drawn yet are one unseen pile."""
+    placer = _starting_star_placer(fresh)
+    waiting = [
+        seat
+        for seat, card in enumerate(fresh["setup_stars"])
+        if card is not None and seat != placer
+    ]
+    pile = fresh["decks"]["stars"]["draw_pile"]
+    unseen = components.shuffled(pile + [fresh["setup_stars"][seat] for seat in waiting], rng)
+    for seat in waiting:
+        fresh["setup_stars"][seat] = unseen.pop()
+    fresh["decks"]["stars"]["draw_pile"] = unseen
 
 
 def _shuffle_keeping(pile: list[str], known: set[str], rng: random.Random) -> list[str]:

@@ -152,3 +152,13 @@ def test_bad_component_data_is_refused_at_load() -> None:
         data._by_id([{"id": "R01"}], "rulers")
     with pytest.raises(ValueError, match="bad slot"):
         data._check_slots([{"any": 0}], "S01", numeric_allowed=True)
+
+
+def test_only_the_player_placing_a_starting_star_has_drawn_it() -> None:
+    state = fresh(3)
+    seen = IMPENDIUM.view(state, 2)
+    assert seen["setup_star"] == state["setup_stars"][0]
+    assert state["setup_stars"][1] not in json.dumps(seen)
+    again = IMPENDIUM.resample_hidden(state, 2, random.Random(4))
+    assert IMPENDIUM.view(again, 2) == seen
+    assert again["setup_stars"][0] == state["setup_stars"][0]
