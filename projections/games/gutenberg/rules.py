@@ -23,6 +23,7 @@ from itertools import combinations_with_replacement, permutations, product
 from typing import Any
 
 from projections import components
+from projections.fold import copy_state
 from projections.games.gutenberg import data, effects, gears, orders, scoring, view
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
@@ -223,12 +224,19 @@ class Gutenberg(Ruleset):
         return None
 
     def reveals_hidden(self, before: State, action: Action) -> bool:
-        """Automatic steps reveal; so does any action that draws from a deck."""
+        """Automatic steps reveal; a seat's action reveals when it draws from a deck
+        (an order or gears drawn for a reward, directly or down a chain of rewards)."""
         if action.get("seat") is None:
             return True
-        if action.get("type") in ("redraw_order", "activate_gear", "fulfill_orders"):
-            return True
-        return action.get("type") in ("develop_specialty", "advance_specialty", "patronage_reward")
+        trial = copy_state(before)
+        try:
+            self.apply(trial, action, random.Random(0))
+        except IllegalAction:
+            return False
+        return any(
+            trial["decks"][name]["draw_pile"] != deck["draw_pile"]
+            for name, deck in before["decks"].items()
+        )
 
     def summarize(self, state: State, action: Action) -> str:
         return view.summarize(state, action)

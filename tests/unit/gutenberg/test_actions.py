@@ -450,3 +450,11 @@ def test_a_finished_game_refuses_every_action():
     assert refused(state, 0, {"type": "buy_type", "letter": "A"}) == "game_finished"
     assert GUTENBERG.legal_actions(state, 0) == []
     assert GUTENBERG.status(state)["to_act"] == []
+
+
+def test_buying_a_type_names_a_type_and_needs_the_guilders():
+    state = in_round()
+    assert refused(state, 0, {"type": "buy_type", "letter": "E"}) == "no_such_type"
+    state["seats"][0]["guilders"] = 3
+    assert refused(state, 0, {"type": "buy_type", "letter": "A"}) == "not_enough_guilders"
+    assert not [a for a in GUTENBERG.legal_actions(state, 0) if a["type"] == "buy_type"]

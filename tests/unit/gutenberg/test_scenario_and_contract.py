@@ -177,10 +177,18 @@ def test_summaries_name_the_player_and_what_happened():
 
 
 def test_a_draw_or_a_reveal_marks_the_step_as_revealing():
-    state = in_round(2)
-    assert GUTENBERG.reveals_hidden(state, {"type": "reveal_plans", "seat": None})
-    assert GUTENBERG.reveals_hidden(state, {"type": "redraw_order", "cards": "mixed", "seat": 0})
+    state = at_row(in_round(2), "patronage")
+    assert GUTENBERG.reveals_hidden(
+        state, {"type": "finish_action", "action": "patronage", "seat": None}
+    )
+    assert GUTENBERG.reveals_hidden(
+        state, {"type": "patronage_reward", "reward": "order", "seat": 0}
+    )
+    assert not GUTENBERG.reveals_hidden(
+        state, {"type": "patronage_reward", "reward": "guilders", "seat": 0}
+    )
     assert not GUTENBERG.reveals_hidden(state, {"type": "buy_type", "letter": "A", "seat": 0})
+    assert not GUTENBERG.reveals_hidden(state, {"type": "buy_type", "letter": "E", "seat": 0})
 
 
 def test_the_game_plays_without_characters_as_an_option():
