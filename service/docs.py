@@ -35,7 +35,7 @@ def openapi_yaml() -> Response:
           description: openapi.yaml
           content:
             application/yaml:
-              schema: {type: string}
+              schema: {type: object, description: An OpenAPI 3.0 document}
     """
     text = _cached("yaml", lambda: spec_yaml(current_app))
     return Response(text, mimetype="application/yaml")
