@@ -76,6 +76,9 @@ def check_options(players: list[str], options: dict[str, Any]) -> None:
 
 def setup(players: list[str], options: dict[str, Any], rng: random.Random) -> State:
     """Setup: everything the rulebook deals before the players' placements."""
+    if len(players) == 1 and options.get("variant") == "competitive":
+        # One player plays the single-player variant (docs/rules/impendium.md, "Options").
+        options = {**options, "variant": "solo"}
     check_options(players, options)
     count = len(players)
     decks = {

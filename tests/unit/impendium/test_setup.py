@@ -122,7 +122,7 @@ def test_after_setup_each_player_has_three_colonies_on_the_map() -> None:
 @pytest.mark.parametrize(
     ("players", "options"),
     [
-        (1, {}),
+        (1, {"variant": "cooperative"}),
         (2, {"variant": "solo"}),
         (7, {}),
         (2, {"variant": "team"}),
@@ -140,3 +140,7 @@ def test_unsupported_player_counts_and_options_are_refused(players: int, options
 def test_the_solo_variant_takes_one_player() -> None:
     state = fresh(1, variant="solo")
     assert len(state["seats"]) == 1
+
+
+def test_one_player_with_the_default_options_plays_the_solo_variant() -> None:
+    assert fresh(1)["options"]["variant"] == "solo"
