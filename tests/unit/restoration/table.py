@@ -16,9 +16,11 @@ State = dict[str, Any]
 NAMES = ["Orange", "Grey", "Jade", "Teal"]
 
 
-def table(players: int = 3, event: str = "quiet_season", arrangement: str = "first_game") -> State:
-    """A game past setup in round 1's Construction phase, seat 0 first, with ``event`` as the
-    round's Event tile and every player's starting skill on research position RD1."""
+def unlocked(
+    players: int = 3, event: str = "quiet_season", arrangement: str = "first_game"
+) -> State:
+    """A game at the end of setup, seat 0 first, with ``event`` as round 1's Event tile and
+    every player's starting skill on research position RD1; ``reveal_event`` is due."""
     state = RESTORATION.setup(NAMES[:players], {"arrangement": arrangement}, random.Random(1))
     events = state["events"]
     if event not in events["rounds"][:1]:
@@ -28,14 +30,20 @@ def table(players: int = 3, event: str = "quiet_season", arrangement: str = "fir
     state["first_player"] = 0
     for seat in range(players):
         act(state, seat, "unlock_research", position="RD1")
+    return state
+
+
+def table(players: int = 3, event: str = "quiet_season", arrangement: str = "first_game") -> State:
+    """Like ``unlocked``, moved on to round 1's Construction phase, every player having
+    resolved the event the simplest way (skipping, else the first answer)."""
+    state = unlocked(players, event, arrangement)
     run_system(state)
-    while state["phase"] == "event":  # every player resolves the event the simplest way
+    while state["phase"] == "event":
         seat = RESTORATION.status(state)["to_act"][0]
         options = RESTORATION.legal_actions(state, seat)
         skip = {"type": "skip_action"}
-        RESTORATION.apply(
-            state, {**(skip if skip in options else options[0]), "seat": seat}, random.Random(0)
-        )
+        choice = skip if skip in options else options[0]
+        RESTORATION.apply(state, {**choice, "seat": seat}, random.Random(0))
         run_system(state)
     return state
 

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import random
-
 from projections.games.restoration import data
 from projections.games.restoration.game import RESTORATION
-from tests.unit.restoration.table import NAMES, act, decision, place_at, refused, run_system, table
-
-
-def at_event(event: str, players: int = 3) -> dict:
-    """Setup done, the round-1 ``event`` about to be revealed, seat 0 first."""
-    state = RESTORATION.setup(NAMES[:players], {"arrangement": "first_game"}, random.Random(2))
-    events = state["events"]
-    where = "rounds" if event in events["rounds"] else "unused"
-    index = events[where].index(event)
-    events[where][index], events["rounds"][0] = events["rounds"][0], event
-    state["first_player"] = 0
-    for seat in range(players):
-        act(state, seat, "unlock_research", position="RD1")
-    return state
+from tests.unit.restoration.table import (
+    act,
+    decision,
+    place_at,
+    refused,
+    run_system,
+    table,
+    unlocked,
+)
 
 
 def at_audit(players: int = 3) -> dict:
@@ -40,7 +33,7 @@ def at_audit(players: int = 3) -> dict:
 
 
 def test_every_player_resolves_a_choice_event_clockwise_from_the_first_player() -> None:
-    state = at_event("royal_commission")
+    state = unlocked(event="royal_commission")
     state["first_player"] = 1
     run_system(state)
     assert RESTORATION.status(state)["to_act"] == [1]
@@ -50,7 +43,7 @@ def test_every_player_resolves_a_choice_event_clockwise_from_the_first_player() 
 
 
 def test_event_effects_are_mandatory_when_possible() -> None:
-    state = at_event("guild_fair")
+    state = unlocked(event="guild_fair")
     run_system(state)
     assert decision(state) == {"kind": "manager", "seat": 0, "optional": False}
     assert refused(state, 0, "skip_action") == "effect_is_mandatory"
@@ -59,7 +52,7 @@ def test_event_effects_are_mandatory_when_possible() -> None:
 
 
 def test_an_event_that_cannot_be_carried_out_is_passed_over() -> None:
-    state = at_event("guild_fair")
+    state = unlocked(event="guild_fair")
     state["managers"]["deck"] = {"draw_pile": [], "discard_pile": []}
     state["managers"]["supply"] = {}
     for player in state["seats"]:
@@ -69,7 +62,7 @@ def test_an_event_that_cannot_be_carried_out_is_passed_over() -> None:
 
 
 def test_an_optional_event_may_be_declined() -> None:
-    state = at_event("masters_visit")
+    state = unlocked(event="masters_visit")
     run_system(state)
     assert decision(state)["kind"] == "breakthrough"
     act(state, 0, "skip_action")
@@ -77,7 +70,7 @@ def test_an_optional_event_may_be_declined() -> None:
 
 
 def test_tax_assessment_costs_everyone_one_reputation_if_able() -> None:
-    state = at_event("tax_assessment")
+    state = unlocked(event="tax_assessment")
     state["seats"][2]["reputation"] = 0
     before = [p["reputation"] for p in state["seats"]]
     run_system(state)
@@ -86,7 +79,7 @@ def test_tax_assessment_costs_everyone_one_reputation_if_able() -> None:
 
 
 def test_the_kiln_festival_gives_everyone_one_reputation() -> None:
-    state = at_event("kiln_festival")
+    state = unlocked(event="kiln_festival")
     before = [p["reputation"] for p in state["seats"]]
     run_system(state)
     assert [p["reputation"] for p in state["seats"]] == [level + 1 for level in before]
