@@ -30,80 +30,30 @@ def test_abilities_are_listed_for_a_player_whose_turn_it_is_not() -> None:
     assert all(a["type"] in ("use_faction_ability", "play_diplomacy") for a in listed)
 
 
-def test_faction_abilities_are_refused_when_not_owned_or_badly_aimed() -> None:
+ABILITY_REFUSALS = [
+    ({"faction": "F05", "target": 0}, "faction_not_yours"),
+    ({"faction": "F13", "target": 9}, "bad_target"),
+    ({"faction": "F13", "target": "Ben"}, "bad_target"),
+    ({"faction": "F13", "target": 0, "amount": 2}, "bad_ability_use"),
+    ({"faction": "F13", "target": 0, "colour": "red"}, "bad_ability_use"),
+    ({"faction": "F02", "target": 0, "resource": "water", "amount": 2}, "bad_ability_use"),
+    ({"faction": "F02", "target": 0, "resource": "hydrogen", "amount": 3}, "bad_ability_use"),
+    ({"faction": "F02", "target": 0, "resource": "hydrogen", "amount": True}, "bad_ability_use"),
+    (
+        {"faction": "F02", "target": 1, "resource": "hydrogen", "amount": 2},
+        "insufficient_resources",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "code"), ABILITY_REFUSALS)
+def test_faction_abilities_are_refused_when_not_owned_or_badly_aimed(
+    fields: dict, code: str
+) -> None:
     state = table()
     state["seats"][0]["factions"] = ["F02", "F13"]  # SUB 2 water, +2 hydrogen
-    refused(
-        state,
-        0,
-        {"type": "use_faction_ability", "faction": "F05", "target": 0},
-        "faction_not_yours",
-    )
-    refused(state, 0, {"type": "use_faction_ability", "faction": "F13", "target": 9}, "bad_target")
-    refused(
-        state, 0, {"type": "use_faction_ability", "faction": "F13", "target": "Ben"}, "bad_target"
-    )
-    refused(
-        state,
-        0,
-        {"type": "use_faction_ability", "faction": "F13", "target": 0, "amount": 2},
-        "bad_ability_use",
-    )
-    refused(
-        state,
-        0,
-        {
-            "type": "use_faction_ability",
-            "faction": "F02",
-            "target": 0,
-            "resource": "water",
-            "amount": 2,
-        },
-        "bad_ability_use",
-    )
-    refused(
-        state,
-        0,
-        {
-            "type": "use_faction_ability",
-            "faction": "F02",
-            "target": 0,
-            "resource": "hydrogen",
-            "amount": 3,
-        },
-        "bad_ability_use",
-    )
-    refused(
-        state,
-        0,
-        {
-            "type": "use_faction_ability",
-            "faction": "F02",
-            "target": 0,
-            "resource": "hydrogen",
-            "amount": True,
-        },
-        "bad_ability_use",
-    )
-    refused(
-        state,
-        0,
-        {"type": "use_faction_ability", "faction": "F13", "target": 0, "colour": "red"},
-        "bad_ability_use",
-    )
     state["seats"][1]["resources"]["water"] = 1
-    refused(
-        state,
-        0,
-        {
-            "type": "use_faction_ability",
-            "faction": "F02",
-            "target": 1,
-            "resource": "hydrogen",
-            "amount": 2,
-        },
-        "insufficient_resources",
-    )
+    refused(state, 0, {"type": "use_faction_ability", **fields}, code)
 
 
 def test_a_colony_discount_lowers_a_colony_slot_that_demands_its_resource() -> None:
@@ -175,38 +125,24 @@ def test_recall_brings_the_ark_back_to_the_federation() -> None:
     assert state["arks"][0] == "0,0"
 
 
-def test_diplomacy_cards_are_refused_when_not_held_or_badly_aimed() -> None:
+DIPLOMACY_REFUSALS = [
+    ({"card": "D09"}, "card_not_in_hand"),
+    ({"card": "D01"}, "bad_diplomacy_use"),
+    ({"card": "D01", "resource": "gold"}, "bad_resource"),
+    ({"card": "D05", "target": 0, "resource": "water"}, "bad_target"),
+    ({"card": "D05", "target": 1, "resource": "water"}, "nothing_to_take"),
+    ({"card": "D29", "resource": "water", "gain": "water"}, "bad_resource"),
+    ({"card": "D29", "resource": "artifacts", "gain": "hydrogen"}, "insufficient_resources"),
+]
+
+
+@pytest.mark.parametrize(("fields", "code"), DIPLOMACY_REFUSALS)
+def test_diplomacy_cards_are_refused_when_not_held_or_badly_aimed(fields: dict, code: str) -> None:
     state = table()
     state["seats"][0]["hand"] = ["D01", "D05", "D29"]
-    refused(state, 0, {"type": "play_diplomacy", "card": "D09"}, "card_not_in_hand")
-    refused(state, 0, {"type": "play_diplomacy", "card": "D01"}, "bad_diplomacy_use")
-    refused(state, 0, {"type": "play_diplomacy", "card": "D01", "resource": "gold"}, "bad_resource")
-    refused(
-        state,
-        0,
-        {"type": "play_diplomacy", "card": "D05", "target": 0, "resource": "water"},
-        "bad_target",
-    )
     state["seats"][1]["resources"]["water"] = 0
-    refused(
-        state,
-        0,
-        {"type": "play_diplomacy", "card": "D05", "target": 1, "resource": "water"},
-        "nothing_to_take",
-    )
-    refused(
-        state,
-        0,
-        {"type": "play_diplomacy", "card": "D29", "resource": "water", "gain": "water"},
-        "bad_resource",
-    )
-    state["seats"][0]["resources"]["water"] = 0
-    refused(
-        state,
-        0,
-        {"type": "play_diplomacy", "card": "D29", "resource": "water", "gain": "hydrogen"},
-        "insufficient_resources",
-    )
+    state["seats"][0]["resources"]["artifacts"] = 0
+    refused(state, 0, {"type": "play_diplomacy", **fields}, code)
 
 
 def test_abilities_are_used_only_in_the_action_turns() -> None:
