@@ -39,7 +39,7 @@ import redis
 
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
-from service import notifications
+from service import commands, notifications
 from service.job_state import JobState, open_job_state
 
 log = logging.getLogger(__name__)
@@ -130,19 +130,23 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
         return StepOutcome(False, game.version, "nothing_due")
     event, new_state = decided
     try:
-        result = services.store.append(game_id, [event], version, system_step_key(game_id, version))
+        # The application layer's append: it advances the cached game and calls after_append,
+        # which enqueues the next step if one is due (the chain).
+        result = commands.append(
+            services,
+            game_id,
+            [event],
+            version,
+            system_step_key(game_id, version),
+            game=game,
+            new_state=new_state,
+        )
     except ConcurrencyConflict as conflict:
         state.clear_due(game_id, version)
         return StepOutcome(False, conflict.actual, "conflict")
     state.clear_due(game_id, version)
     if result.replayed:
         return StepOutcome(False, result.version, "replayed")
-    game.state = new_state
-    game.effective.append(result.version)
-    game.redo.clear()
-    game.version = result.version
-    services.folder.remember(game)
-    services.jobs.after_append(game_id, result.version)
     return StepOutcome(True, result.version, "appended")
 
 

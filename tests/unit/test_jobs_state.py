@@ -1,0 +1,200 @@
+"""The job state contract (due steps, webhooks, deliveries), run on SQLite and on Redis,
+and the pure parts of notifications: URL checks, signatures, retry backoff."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from service import notifications
+from service.job_state import JobState, RedisJobState, SQLiteJobState, job_state_location
+from service.notifications import (
+    WebhookError,
+    attempt_delivery,
+    check_url,
+    new_delivery,
+    new_webhook,
+    signature_header,
+    verify_signature,
+)
+
+#: A database of the session's test Redis that no other test uses; emptied for each test.
+JOB_STATE_DB = 7
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def state(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobState]:
+    if request.param == "sqlite":
+        made: JobState = SQLiteJobState(tmp_path / "meeple.jobs.db")
+    else:
+        url = request.getfixturevalue("redis_server_url").rsplit("/", 1)[0]
+        client = redis.Redis.from_url(f"{url}/{JOB_STATE_DB}", decode_responses=True)
+        client.flushdb()
+        made = RedisJobState(client)
+    yield made
+    made.close()
+
+
+def a_webhook(game_id: str = "g1", cursor: int = 1, seat: int = 0) -> dict[str, Any]:
+    return new_webhook(
+        game_id, "http://127.0.0.1:9/hook", "s" * 16, ["action"], {"seat": seat}, cursor
+    )
+
+
+def test_a_step_stays_due_from_the_first_time_it_was_marked_until_cleared(state: JobState) -> None:
+    state.mark_due("g1", 5, since=100.0)
+    state.mark_due("g1", 5, since=200.0)
+    state.mark_due("g2", 3, since=150.0)
+    assert state.due_since_before(160.0) == [("g1", 5), ("g2", 3)]
+    assert state.due_since_before(120.0) == [("g1", 5)]
+    state.clear_due("g1", 5)
+    assert state.due_since_before(1000.0) == [("g2", 3)]
+
+
+def test_webhooks_are_listed_per_game_with_their_cursor_and_can_be_removed(
+    state: JobState,
+) -> None:
+    first, second, elsewhere = a_webhook(), a_webhook(seat=1), a_webhook("g2")
+    for webhook in (first, second, elsewhere):
+        state.add_webhook(webhook)
+    assert [hook["id"] for hook in state.webhooks("g1")] == [first["id"], second["id"]]
+    assert state.webhooks("g1")[0] == first
+    assert state.has_webhooks("g2") and not state.has_webhooks("g3")
+    assert state.remove_webhook("g1", first["id"]) is True
+    assert state.remove_webhook("g1", first["id"]) is False
+    assert [hook["id"] for hook in state.webhooks("g1")] == [second["id"]]
+
+
+def test_a_claim_moves_the_cursor_with_its_deliveries_and_a_stale_claim_stores_nothing(
+    state: JobState,
+) -> None:
+    webhook = a_webhook(cursor=1)
+    state.add_webhook(webhook)
+    made = [new_delivery(webhook, "action", seq, {}) for seq in (2, 3)]
+    assert state.claim(webhook, 3, made) is True
+    assert state.webhooks("g1")[0]["cursor"] == 3
+    again = [new_delivery(webhook, "action", 2, {})]
+    assert state.claim(webhook, 3, again) is False  # its cursor was 1; it is 3 now
+    recent = state.recent_deliveries("g1", webhook["id"])
+    assert [delivery["seq"] for delivery in recent] == [3, 2]
+    assert state.delivery("g1", again[0]["id"]) is None
+
+
+def test_of_many_claims_of_the_same_range_at_once_exactly_one_wins(state: JobState) -> None:
+    webhook = a_webhook(cursor=1)
+    state.add_webhook(webhook)
+    barrier = threading.Barrier(6)
+    wins: list[bool] = []
+
+    def claim() -> None:
+        barrier.wait()
+        wins.append(state.claim(webhook, 2, [new_delivery(webhook, "action", 2, {})]))
+
+    threads = [threading.Thread(target=claim) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(wins) == [False] * 5 + [True]
+    assert len(state.recent_deliveries("g1", webhook["id"])) == 1
+
+
+def test_only_pending_deliveries_whose_time_has_come_are_due(state: JobState) -> None:
+    webhook = a_webhook()
+    state.add_webhook(webhook)
+    soon, later, done = (new_delivery(webhook, "action", seq, {}) for seq in (2, 3, 4))
+    soon["next_attempt_at"], later["next_attempt_at"] = 10.0, 50.0
+    state.claim(webhook, 4, [soon, later, done])
+    done.update(status="delivered", next_attempt_at=None)
+    state.save_delivery(done)
+    assert state.deliveries_due_before(20.0) == [("g1", soon["id"])]
+    assert [found for _, found in state.deliveries_due_before(100.0)] == [soon["id"], later["id"]]
+    assert state.delivery("g1", done["id"])["status"] == "delivered"  # type: ignore[index]
+
+
+def test_job_state_lives_beside_the_sqlite_store_or_in_the_jobs_redis() -> None:
+    assert job_state_location("sqlite:///var/meeple.db", None) == "sqlite:///var/meeple.jobs.db"
+    assert job_state_location("sqlite:////srv/m.db", None) == "sqlite:////srv/m.jobs.db"
+    assert job_state_location("sqlite:///var/meeple.db", "redis://q:6379/0") == "redis://q:6379/0"
+    assert job_state_location("redis://s:6379/0", None) == "redis://s:6379/0"
+    with pytest.raises(ValueError, match="MEEPLE_REDIS_URL"):
+        job_state_location("redis+cluster://s:7000", None)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.org/hooks",
+        "http://127.0.0.1:8080/x?y=1",
+        "http://[::1]:9000/",
+    ],
+)
+def test_http_and_https_urls_with_a_host_are_webhook_urls(url: str) -> None:
+    assert check_url(url) == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.org/",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http:///no-host",
+        "https://user:secret@example.org/",
+        "http://example.org:99999/",
+        "http://example.org/" + "x" * 3000,
+    ],
+)
+def test_other_urls_are_refused(url: str) -> None:
+    with pytest.raises(WebhookError) as refused:
+        check_url(url)
+    assert refused.value.code == "invalid_webhook_url"
+
+
+def test_a_signature_verifies_only_for_its_body_secret_and_a_recent_time() -> None:
+    body = b'{"kind":"action"}'
+    header = signature_header("secret-0123456789", body, 1_000_000)
+    assert verify_signature(header, "secret-0123456789", body, now=1_000_100)
+    assert not verify_signature(header, "secret-0123456789", body + b" ", now=1_000_100)
+    assert not verify_signature(header, "another-secret-0123", body, now=1_000_100)
+    assert not verify_signature(header, "secret-0123456789", body, now=1_001_000)
+    assert not verify_signature("v1=abc", "secret-0123456789", body, now=1_000_000)
+
+
+def test_each_failed_attempt_doubles_the_wait_until_the_last_one_gives_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(notifications.time, "time", lambda: 1000.0)
+    answers = iter([503, OSError("connection refused"), 503])
+
+    def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(notifications, "post", post)
+    webhook = a_webhook()
+    delivery = new_delivery(webhook, "action", 2, {})
+    waits = []
+    for _ in range(3):
+        delivery = attempt_delivery(delivery, webhook, max_attempts=3, retry_base=5, timeout=1)
+        waits.append(delivery["next_attempt_at"] and delivery["next_attempt_at"] - 1000.0)
+    assert waits == [5.0, 10.0, None]
+    assert delivery["status"] == "failed"
+    assert [attempt["status"] for attempt in delivery["attempts"]] == [503, None, 503]
+    assert "connection refused" in delivery["attempts"][1]["error"]
+
+
+def test_a_delivery_for_a_removed_webhook_fails_at_once() -> None:
+    webhook = a_webhook()
+    delivery = attempt_delivery(
+        new_delivery(webhook, "action", 2, {}), None, max_attempts=5, retry_base=1, timeout=1
+    )
+    assert delivery["status"] == "failed"
+    assert delivery["attempts"][0]["error"] == "the webhook was removed"
