@@ -496,3 +496,30 @@ def test_ending_a_turn_needs_an_action_and_passing_is_for_the_round() -> None:
     assert state["turn"]["seat"] == 0
     act(state, 0, "pass")
     assert IMPENDIUM.status(state)["awaiting_system"] == "end_of_round"
+
+
+def test_a_galaxy_that_grows_keeps_its_ruler_and_card() -> None:
+    state = table(fast_galaxies=True)
+    a, b, c = star_ids("white")[:3]
+    put_star(state, "2,0", a, [0])
+    put_star(state, "4,0", b, [0])
+    effects.update_galaxies(state)
+    before = dict(state["galaxies"][0])
+    put_star(state, "6,0", c, [1, 1, 1])
+    effects.update_galaxies(state)
+    assert state["galaxies"] == [{**before, "stars": ["2,0", "4,0", "6,0"]}]
+
+
+def test_two_galaxies_joined_by_a_star_keep_the_older_and_return_the_others_card() -> None:
+    state = table(fast_galaxies=True)
+    a, b, c, d, e = star_ids("white")[:5]
+    put_star(state, "2,0", a, [0])
+    put_star(state, "4,0", b, [0])
+    put_star(state, "8,0", c, [1])
+    put_star(state, "10,0", d, [1])
+    effects.update_galaxies(state)
+    first, second = state["galaxies"]
+    put_star(state, "6,0", e)
+    effects.update_galaxies(state)
+    assert state["galaxies"] == [{**first, "stars": ["2,0", "4,0", "6,0", "8,0", "10,0"]}]
+    assert state["decks"]["rulers"]["draw_pile"][-1] == second["card"]
