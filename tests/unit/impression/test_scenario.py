@@ -1,0 +1,80 @@
+"""A whole round of two players from a fixed seed, with chosen actions, then round 2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.unit.impression.support import RULES, act, new_game
+
+ANN, BOB = 0, 1
+
+
+def play_round_one() -> dict[str, Any]:
+    state = new_game(2, seed=7)
+    # seed 7: Ann moves first (2 steps), Bob second (3 steps); Ann's tradesmen stand in
+    # S5 and S7, Bob's in S10 and S7; the desk shows LD9 (2 ink), LB6, LD6, LA5, LA1 next
+    assert state["order"] == [ANN, BOB]
+    assert state["letters"]["desk"][0] == "LD9" and state["letters"]["draw_pile"][0] == "LA1"
+    act(state, ANN, type="shop", tradesman=0, path=["S1", "S2"], room="I")  # Foundry: 2 lead
+    act(state, ANN, type="end_turn")
+    act(state, BOB, type="reset", slot=0, keep=None, lay_down=0)  # discards LD9: 2 ink
+    act(state, BOB, type="end_turn")
+    act(state, ANN, type="shop", tradesman=1, path=["S11", "S10"], room="II")  # workforce
+    act(state, ANN, type="place_assistant", street="S1-S2", reward="mark")  # workforce 3
+    act(state, ANN, type="end_turn")
+    act(state, BOB, type="reset", slot=0, keep=0, lay_down=1)  # keeps LA1
+    act(state, BOB, type="end_turn")
+    assert RULES.status(state)["phase"] == "orders"
+    act(state, BOB, type="buy_order", slot=0)  # OI7 for 1 mark
+    act(state, BOB, type="pass_buying")
+    act(state, ANN, type="buy_order", slot=1)  # OI9 for 2 marks
+    act(state, ANN, type="pass_buying")
+    assert RULES.status(state)["to_act"] == [ANN, BOB]  # production is simultaneous
+    act(state, BOB, type="advance_order", order="OI7")  # capacity 2 -> 1: 1 mark
+    act(state, BOB, type="advance_order", order="OI7")  # stage 1 costs 1 paper
+    act(state, ANN, type="advance_order", order="OI9")
+    act(state, ANN, type="end_production")
+    assert RULES.status(state)["awaiting_system"] == "pay_wages"
+    act(state, None, type="pay_wages")
+    act(state, None, type="preparation")
+    return state
+
+
+def test_round_one_leaves_each_player_where_their_choices_took_them() -> None:
+    state = play_round_one()
+    ann, bob = state["seats"]
+    assert (ann["marks"], ann["lead"], ann["workforce"], ann["capacity"]) == (0, 3, 3, 3)
+    assert ann["line"] == ["OI9", None, None, None] and ann["assistants"] == 4
+    assert state["streets"] == {"S1-S2": {"owner": ANN, "reward": "mark"}}
+    # Bob: 3 marks, +1 when Ann joined his room, -1 order, +1 capacity track, -1 wages
+    assert (bob["marks"], bob["ink"], bob["paper"], bob["capacity"]) == (3, 3, 0, 2)
+    assert bob["line"] == [None, "OI7", None, None] and bob["stacks"] == [["LA1"], []]
+
+
+def test_round_two_starts_with_the_new_order_and_refilled_displays() -> None:
+    state = play_round_one()
+    assert RULES.status(state) == {
+        "round": 2,
+        "phase": "action",
+        "to_act": [BOB],
+        "awaiting_system": None,
+        "finished": False,
+    }
+    assert state["order"] == [BOB, ANN]  # the front player moved to the last position
+    # two orders were bought: none discarded, the rest pushed to the cheapest spaces
+    assert state["orders"]["display"][:3] == ["OI3", "OI2", "OII2"]
+    # no contract was bought: the two cheapest were discarded
+    assert state["contracts"]["discard_pile"] == ["K20", "K8"]
+    assert state["contracts"]["display"][:3] == ["K23", "K16", "K3"]
+    assert all(man["upright"] for p in state["seats"] for man in p["tradesmen"])
+
+
+def test_ann_s_assistant_pays_her_when_bob_stops_next_to_it() -> None:
+    state = play_round_one()
+    before = state["seats"][ANN]["marks"]
+    # Bob's order marker now gives 2 steps; his tradesman in S10 goes to S1 via S9, S5
+    bob = state["seats"][BOB]
+    bob["capacity"] = 2
+    act(state, BOB, type="shop", tradesman=0, path=["S9", "S5", "S1"], room="I")
+    assert state["seats"][ANN]["marks"] == before + 1
+    assert bob["capacity"] == 1 and bob["paper"] == 2
