@@ -21,6 +21,8 @@ the registry and keeps a cursor per game, sees every game that has events.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +32,9 @@ from redis.cluster import RedisCluster
 from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
 from events.sqlite_store import utc_now
 from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
+
+#: How many games' heads (version, last hash) an instance remembers from its own appends.
+HEADS_REMEMBERED = 10_000
 
 APPEND_SCRIPT = """
 -- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag)
@@ -96,6 +101,8 @@ class RedisEventStore(EventStore):
         self._register_script = client.register_script(REGISTER_SCRIPT)
         self._save_snapshot_script = client.register_script(SAVE_SNAPSHOT_SCRIPT)
         self._load_snapshot_script = client.register_script(LOAD_SNAPSHOT_SCRIPT)
+        self._heads: OrderedDict[str, tuple[int, str]] = OrderedDict()
+        self._heads_lock = threading.Lock()
         self._registry_set = f"{prefix}:{{games}}:set"
         self._registry_log = f"{prefix}:{{games}}:log"
 
@@ -132,13 +139,11 @@ class RedisEventStore(EventStore):
             if expected_version == 0:
                 # Before the first event exists, so the feed can never miss a game.
                 self._register_script(keys=[self._registry_set, self._registry_log], args=[game_id])
-            version_text, head_hash = self.client.hmget(head_key, ["version", "hash"])
+            version, prev_hash = self._head(game_id, expected_version)
         except redis.RedisError as error:
             raise StoreError(f"the Redis event store failed: {error}") from error
-        version = int(version_text or 0)
         if version != expected_version and idempotency_key is None:
             raise ConcurrencyConflict(game_id, expected_version, version)
-        prev_hash = head_hash or GENESIS_HASH
         recorded_at = utc_now()
         envelopes: list[Envelope] = []
         chain = prev_hash
@@ -158,7 +163,10 @@ class RedisEventStore(EventStore):
             raise StoreError(f"the Redis event store failed: {error}") from error
         verdict, detail = outcome[0], outcome[1]
         if verdict == "ok":
+            self._remember_head(game_id, int(detail), chain)
             return AppendResult(version=int(detail), envelopes=envelopes)
+        with self._heads_lock:
+            self._heads.pop(game_id, None)
         if verdict == "replayed":
             first, last = (int(part) for part in detail.split(":"))
             written = self.read(game_id, after=first - 1, limit=last - first + 1)
@@ -263,6 +271,24 @@ class RedisEventStore(EventStore):
         self.client.close()
 
     # -- helpers -------------------------------------------------------------------
+
+    def _head(self, game_id: str, expected_version: int) -> tuple[int, str]:
+        """(version, last hash) of a game: from this process's last append to it when that
+        is the version the caller expects, else from Redis. A stale memory costs nothing:
+        the append script checks the version and the head hash again before it writes."""
+        with self._heads_lock:
+            remembered = self._heads.get(game_id)
+        if remembered is not None and remembered[0] == expected_version:
+            return remembered
+        version_text, head_hash = self.client.hmget(self._key(game_id, "head"), ["version", "hash"])
+        return int(version_text or 0), head_hash or GENESIS_HASH
+
+    def _remember_head(self, game_id: str, version: int, head_hash: str) -> None:
+        with self._heads_lock:
+            self._heads[game_id] = (version, head_hash)
+            self._heads.move_to_end(game_id)
+            while len(self._heads) > HEADS_REMEMBERED:
+                self._heads.popitem(last=False)
 
     def _versions(self, game_ids: list[str]) -> list[int]:
         if not game_ids:
