@@ -83,3 +83,77 @@ def test_two_rounds_of_a_seeded_two_player_game() -> None:
         "awaiting_system": None,
         "finished": False,
     }
+
+
+# A plain policy for longer scenarios: settle any choice, then build and recruit when
+# possible, otherwise head for the federation card, then end the turn or pass.
+PREFERENCE = [
+    "take_ruler",
+    "keep_diplomacy",
+    "place_star",
+    "place_harbinger",
+    "take_spoils",
+    "answer_trade",
+    "construct_federation_star",
+    "battle_harbinger",
+    "recruit_faction",
+    "build_colony",
+    "take_federation_resource",
+    "place_start_star",
+    "place_setup_colony",
+    "place_ark",
+]
+
+
+def _distance_home(action: dict) -> int:
+    x, y = (int(n) for n in action["to"].split(","))
+    return abs(x) + abs(y)
+
+
+def _policy(state: dict, seat: int) -> dict:
+    actions = IMPENDIUM.legal_actions(state, seat)
+    for kind in PREFERENCE:
+        for action in actions:
+            if action["type"] == kind:
+                return action
+    moves = [a for a in actions if a["type"] == "move"]
+    if moves and state["arks"][seat] != "0,0":
+        return min(moves, key=_distance_home)
+    return next(a for a in actions if a["type"] in ("end_turn", "pass"))
+
+
+def _play_by_policy(players: int, seed: str, rounds: int) -> dict:
+    state = fresh(players, seed=seed, round_limit=rounds)
+    step = 0
+    while not state["finished"]:
+        step += 1
+        status = IMPENDIUM.status(state)
+        if status["awaiting_system"]:
+            IMPENDIUM.apply(
+                state, {"type": status["awaiting_system"], "seat": None}, random.Random(step)
+            )
+            continue
+        seat = status["to_act"][0]
+        IMPENDIUM.apply(state, {**_policy(state, seat), "seat": seat}, random.Random(step))
+    return state
+
+
+def test_eight_rounds_of_a_seeded_three_player_game_keep_the_books_straight() -> None:
+    state = _play_by_policy(3, "g1", 8)
+    result = IMPENDIUM.result(state)
+    assert result is not None and result["end_trigger"]["reason"] == "round_limit"
+    placed = [e for e in state["board"].values() if e["kind"] == "star"]
+    assert len(placed) > 3  # federation stars were constructed and placed
+    assert any(e["kind"] == "harbinger" for e in state["board"].values()) or any(
+        state["decks"]["harbingers"]["discard_pile"]
+    )
+    for score in result["scores"]:
+        assert score["total"] == sum(score["breakdown"].values())
+        assert score["breakdown"]["federation_stars"] > 0
+    for galaxy in state["galaxies"]:
+        assert len(galaxy["stars"]) >= 3
+        assert {STARS[state["board"][p]["card"]]["colour"] for p in galaxy["stars"]} == {
+            galaxy["colour"]
+        }
+    best = max(s["total"] for s in result["scores"])
+    assert all(result["scores"][seat]["total"] == best for seat in result["ranking"][0])
