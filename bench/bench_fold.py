@@ -16,37 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.__main__ import best_of
-from projections.fold import Folder, fold
+from bench.foldrate import report_fold_rate
+from projections.fold import Folder
 from projections.ruleset import register
-from projections.simulate import play_random
 from tests.rulesets.tally import TALLY
-
-
-def trivial_fold(events: list[dict[str, Any]]) -> dict[str, int]:
-    """The baseline: dispatch each event on its type to a handler that counts."""
-
-    def count(state: dict[str, int], event: dict[str, Any]) -> None:
-        state[event["type"]] = state.get(event["type"], 0) + 1
-
-    handlers: dict[str, Callable[[dict[str, int], dict[str, Any]], None]] = {
-        "game_created": count,
-        "action": count,
-        "system": count,
-    }
-    state: dict[str, int] = {}
-    for event in events:
-        handlers[event["type"]](state, event)
-    return state
 
 
 def run(report: Callable[..., None]) -> None:
     register(TALLY)
-    _, log = play_random(TALLY, ["A", "B", "C", "D"], "bench", {"rounds": 720})
-    events = log.envelopes
-    count = len(events)
-    ours = best_of(3, lambda: fold(events))
-    base = best_of(3, lambda: trivial_fold(events))
-    report(f"fold tally ({count} events)", count / ours, "events/s", count / base, "dict-dispatch")
+    events = report_fold_rate(report, TALLY, 4, "bench", {"rounds": 720})
     _time_travel(report, events)
 
 
