@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench.__main__ import best_of
-from bench.bench_fold import trivial_fold
+from bench.foldrate import trivial_fold
 from projections.fold import fold
 from projections.games.restoration.game import RESTORATION
 from projections.simulate import play_random
