@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
 
 #: How long a writer waits for another process's write lock before giving up (seconds).
 BUSY_TIMEOUT = 30.0
+#: Connections kept open between uses (more are opened when more threads need one at once).
+IDLE_CONNECTIONS = 8
 
 
 def utc_now() -> str:
@@ -71,9 +73,10 @@ class SQLiteEventStore(EventStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout = busy_timeout
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        # A small pool rather than a connection per thread: a server that starts a thread
+        # per request would otherwise leave a connection behind for every request.
+        self._idle: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
         # Threads of one process queue here rather than in SQLite's busy handler, which
         # sleeps in steps of up to 100 ms; other processes still meet SQLite's own lock.
         self._write_lock = threading.Lock()
@@ -86,12 +89,7 @@ class SQLiteEventStore(EventStore):
 
     # -- connections ---------------------------------------------------------------
 
-    def _connection(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None:
-            return connection
-        if self._closed:
-            raise StoreError("the store is closed")
+    def _connect(self) -> sqlite3.Connection:
         try:
             # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE).
             connection = sqlite3.connect(
@@ -101,30 +99,46 @@ class SQLiteEventStore(EventStore):
             # FULL: the WAL is fsynced at every commit, so an acknowledged append survives
             # a power cut, not only a crash of the process.
             connection.execute("PRAGMA synchronous=FULL")
-            connection.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as error:
             raise StoreError(f"cannot open the event store at {self.path}: {error}") from error
-        self._local.connection = connection
-        with self._connections_lock:
-            self._connections.append(connection)
         return connection
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        connection = self._connection()
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot write to the event store at {self.path}: {error}") from error
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for this thread's use until the block ends."""
+        with self._pool_lock:
+            if self._closed:
+                raise StoreError("the event store is closed")
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            connection = self._connect()
         try:
             yield connection
-            connection.execute("COMMIT")
-        except BaseException as error:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            if isinstance(error, sqlite3.Error):
-                raise StoreError(f"the event store at {self.path} failed: {error}") from error
-            raise
+        except sqlite3.Error as error:
+            raise StoreError(f"the event store at {self.path} failed: {error}") from error
+        finally:
+            with self._pool_lock:
+                keep = (
+                    not self._closed
+                    and not connection.in_transaction
+                    and len(self._idle) < IDLE_CONNECTIONS
+                )
+                if keep:
+                    self._idle.append(connection)
+            if not keep:
+                connection.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._connection() as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
 
     # -- the contract --------------------------------------------------------------
 
@@ -186,15 +200,12 @@ class SQLiteEventStore(EventStore):
         return AppendResult(version=new_version, envelopes=envelopes)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
-        return self._read(self._connection(), game_id, after, limit)
+        with self._connection() as connection:
+            return self._read(connection, game_id, after, limit)
 
     def version(self, game_id: str) -> int:
-        row = (
-            self._connection()
-            .execute("SELECT version FROM streams WHERE game_id = ?", (game_id,))
-            .fetchone()
-        )
-        return int(row[0]) if row is not None else 0
+        rows = self._query("SELECT version FROM streams WHERE game_id = ?", (game_id,))
+        return int(rows[0][0]) if rows else 0
 
     def save_snapshot(self, game_id: str, seq: int, payload: dict[str, Any]) -> None:
         text = canonical_json(payload).decode("utf-8")
@@ -205,56 +216,50 @@ class SQLiteEventStore(EventStore):
             )
 
     def load_snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
-        row = (
-            self._connection()
-            .execute(
-                "SELECT seq, payload FROM snapshots WHERE game_id = ? AND seq <= ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (game_id, at_most),
-            )
-            .fetchone()
+        rows = self._query(
+            "SELECT seq, payload FROM snapshots WHERE game_id = ? AND seq <= ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (game_id, at_most),
         )
-        if row is None:
+        if not rows:
             return None
-        return int(row[0]), json.loads(row[1])
+        return int(rows[0][0]), json.loads(rows[0][1])
 
     def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
         # Appends hold the write lock from the version check to the commit, so positions
         # become visible in increasing order: resuming after the last one seen misses nothing.
         after = int((position or {}).get("after", 0))
-        rows = (
-            self._connection()
-            .execute(
-                "SELECT position, envelope FROM events WHERE position > ?"
-                " ORDER BY position LIMIT ?",
-                (after, limit),
-            )
-            .fetchall()
+        rows = self._query(
+            "SELECT position, envelope FROM events WHERE position > ? ORDER BY position LIMIT ?",
+            (after, limit),
         )
         if rows:
             after = int(rows[-1][0])
         return FeedPage(events=[json.loads(text) for _, text in rows], position={"after": after})
 
     def game_ids(self) -> list[str]:
-        rows = self._connection().execute("SELECT game_id FROM streams ORDER BY game_id")
-        return [str(row[0]) for row in rows]
+        return [str(row[0]) for row in self._query("SELECT game_id FROM streams ORDER BY game_id")]
 
     def ping(self) -> bool:
         try:
-            self._connection().execute("SELECT 1").fetchone()
-        except (sqlite3.Error, StoreError):
+            self._query("SELECT 1")
+        except StoreError:
             return False
         return True
 
     def close(self) -> None:
-        self._closed = True
-        with self._connections_lock:
-            connections, self._connections = self._connections, []
-        for connection in connections:
+        """Close the idle connections now and the ones in use when their block ends."""
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
             connection.close()
-        self._local = threading.local()
 
     # -- helpers -------------------------------------------------------------------
+
+    def _query(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        with self._connection() as connection:
+            return connection.execute(sql, parameters).fetchall()
 
     @staticmethod
     def _read(
