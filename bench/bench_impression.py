@@ -1,32 +1,18 @@
 """Impression fold rate (events/s) of a whole random 4-player game against a dict-dispatch fold.
 
 One random game at the largest player count is played once; its log is then re-folded from
-scratch (``projections.fold.fold``, best of 5) and compared, in the same run, with the trivial
-fold of bench_fold that dispatches the same events on their type to a handler that counts.
+scratch (``projections.fold.fold``, best of 5) and compared, in the same run, with the shared
+trivial fold of ``bench/foldrate.py`` that dispatches the same events on their type to a
+handler that only counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench.__main__ import best_of
-from bench.foldrate import trivial_fold
-from projections.fold import fold
+from bench.foldrate import report_fold_rate
 from projections.games.impression import IMPRESSION
-from projections.simulate import play_random
 
 
 def run(report: Callable[..., None]) -> None:
-    players = ["Ann", "Ben", "Cat", "Dan"][: IMPRESSION.max_players]
-    _, log = play_random(IMPRESSION, players, "bench-impression")
-    events = log.envelopes
-    count = len(events)
-    ours = best_of(5, lambda: fold(events))
-    base = best_of(5, lambda: trivial_fold(events))
-    report(
-        f"fold impression 4p ({count} events, {ours * 1000:.0f} ms)",
-        count / ours,
-        "events/s",
-        count / base,
-        "dict-dispatch",
-    )
+    report_fold_rate(report, IMPRESSION, IMPRESSION.max_players, "bench-impression", repeats=5)
