@@ -92,14 +92,7 @@ FIELDS: dict[str, dict[str, Any]] = {
         "track_steps": lambda: _int(0, data.TRACK_SECTIONS),
         "path": lambda: fields.List(fields.String(), required=True),
     },
-    "refresh_technologies": {
-        "level": lambda: _one_of(_LEVEL),
-        "under": lambda: fields.List(
-            fields.Integer(strict=True, validate=validate.Range(0, 2)),
-            required=True,
-            validate=validate.Length(max=3),
-        ),
-    },
+    "refresh_technologies": {"level": lambda: _one_of(_LEVEL)},
     "buy_technology": {"level": lambda: _one_of(_LEVEL), "row": lambda: _int(0, 2), **_PLACEMENT},
     "draw_factories": {"level": lambda: _one_of(_LEVEL)},
     "keep_factory": {"factory": _text, **_PLACEMENT},

@@ -17,7 +17,6 @@ building rules, orders in production) live here too, so that rules.py only drive
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1098,11 +1097,7 @@ def technology_options(state: State, seat: int, effect: Effect) -> list[Action]:
         column = state["tech"][level]
         can_refresh = column["draw_pile"] and p["marks"] >= 1 and not effect.get("refreshed")
         if can_refresh:
-            shown = [row for row, tech in enumerate(column["display"]) if tech is not None]
-            for under in itertools.permutations(shown):
-                options.append(
-                    {"type": "refresh_technologies", "level": level, "under": list(under)}
-                )
+            options.append({"type": "refresh_technologies", "level": level})
         spots = placements(p, level)
         if not spots:
             continue
@@ -1126,15 +1121,6 @@ def _tech_validate(state: State, seat: int, effect: Effect, action: Action) -> N
             raise IllegalAction("insufficient_marks", "Refreshing a column costs 1 mark.")
         if not state["tech"][level]["draw_pile"]:
             raise IllegalAction("pile_empty", "That column's draw pile is empty.")
-        shown = [
-            row for row, tech in enumerate(state["tech"][level]["display"]) if tech is not None
-        ]
-        under = action.get("under")
-        if not isinstance(under, list) or sorted(under) != shown:
-            raise IllegalAction(
-                "bad_pile_order",
-                f"List the displayed rows {shown} in the order they go under the pile.",
-            )
         return
     row = action.get("row")
     column = state["tech"][level]["display"]
@@ -1156,8 +1142,8 @@ def _tech_resolve(
     column = state["tech"][level]
     if action["type"] == "refresh_technologies":
         p["marks"] -= 1
-        # "Place the discarded tiles at the bottom of the draw pile in an order of your choice"
-        column["draw_pile"].extend(column["display"][row] for row in action["under"])
+        # the discarded tiles go under the pile, in display order (docs/rules/impression.md)
+        column["draw_pile"].extend(t for t in column["display"] if t is not None)
         column["display"] = [None] * len(column["display"])
         for index in range(len(column["display"])):
             column["display"][index] = draw_known(column)

@@ -93,19 +93,17 @@ def test_refreshing_a_column_puts_its_tiles_under_the_pile_in_view() -> None:
     state = game()
     old = list(state["tech"]["II"]["display"])
     queue(state, {"icon": "technology"})
-    refused(state, "bad_pile_order", type="refresh_technologies", level="II", under=[0, 0, 1])
-    act(state, SEAT, type="refresh_technologies", level="II", under=[2, 0, 1])
+    act(state, SEAT, type="refresh_technologies", level="II")
     assert me(state)["marks"] == 2
-    under = [old[2], old[0], old[1]]  # in the order the player chose
-    assert state["tech"]["II"]["draw_pile"][-3:] == under
-    assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == under
-    refused(state, "already_refreshed", type="refresh_technologies", level="II", under=[0, 1, 2])
+    assert state["tech"]["II"]["draw_pile"][-3:] == old
+    assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == old
+    refused(state, "already_refreshed", type="refresh_technologies", level="II")
 
 
 @pytest.mark.parametrize(
     ("action", "code"),
     [
-        ({"type": "refresh_technologies", "level": "V", "under": []}, "wrong_level"),
+        ({"type": "refresh_technologies", "level": "V"}, "wrong_level"),
         (buy("I", 5, "W1"), "empty_display_space"),
         (buy("II", 0, "W4"), "illegal_placement"),  # W1 below it is still empty
         (buy("I", 0, "W4", "up"), "illegal_placement"),
@@ -123,7 +121,7 @@ def test_a_technology_beyond_your_means_is_refused() -> None:
     me(state)["paper"] = 0
     refused(state, "insufficient_resources", **buy("I", 0, "W1"))
     me(state)["marks"] = 0
-    refused(state, "insufficient_marks", type="refresh_technologies", level="I", under=[0, 1, 2])
+    refused(state, "insufficient_marks", type="refresh_technologies", level="I")
 
 
 def test_an_empty_pile_cannot_be_refreshed() -> None:
@@ -131,7 +129,7 @@ def test_an_empty_pile_cannot_be_refreshed() -> None:
     state["tech"]["IV"]["draw_pile"] = []
     state["tech"]["IV"]["hidden"] = 0
     queue(state, {"icon": "technology"})
-    refused(state, "pile_empty", type="refresh_technologies", level="IV", under=[0, 1, 2])
+    refused(state, "pile_empty", type="refresh_technologies", level="IV")
 
 
 def test_a_free_technology_icon_takes_its_level_for_nothing() -> None:
