@@ -181,6 +181,13 @@ def keep_letter(p: Player, letter: str, stack: int) -> list[Effect]:
     return fire(p, "letter_taken")
 
 
+def free_stacks(p: Player) -> list[int]:
+    """Where a kept letter may go: an empty space if there is one, else on top of either
+    ("if there's no free space, you must cover a previous tile", Reset)."""
+    empty = [index for index, stack in enumerate(p["stacks"]) if not stack]
+    return empty or list(range(len(p["stacks"])))
+
+
 def top_letters(p: Player) -> list[int]:
     return [index for index, stack in enumerate(p["stacks"]) if stack]
 
@@ -912,7 +919,7 @@ def _gain_letter_options(state: State, seat: int, effect: Effect) -> list[Action
         {"type": "gain_letter", "slot": index, "stack": stack}
         for index, letter in enumerate(state["letters"]["desk"])
         if letter is not None
-        for stack in (0, 1)
+        for stack in free_stacks(player(state, seat))
     ]
 
 

@@ -414,7 +414,7 @@ class Impression(Ruleset):
         return [
             {"type": "reset", "slot": slot, "keep": keep, "lay_down": lay}
             for slot in slots
-            for keep in (None, 0, 1)
+            for keep in (None, *effects.free_stacks(player(state, seat)))
             for lay in uprights
             if slot is not None or keep is None
         ]
@@ -436,6 +436,12 @@ class Impression(Ruleset):
         if keep not in (None, 0, 1) or (slot is None and keep is not None):
             raise IllegalAction(
                 "unknown_stack", "Keep the letter on stack 0 or 1, or discard it (keep: null)."
+            )
+        if keep is not None and keep not in effects.free_stacks(p):
+            raise IllegalAction(
+                "free_space_first",
+                "Put the letter on your empty space: you cover a letter only when both "
+                "spaces hold one.",
             )
         if lay not in (0, 1) or not p["tradesmen"][lay]["upright"]:
             raise IllegalAction("tradesman_lying", "Lay down one of your upright tradesmen.")

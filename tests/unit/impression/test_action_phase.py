@@ -131,6 +131,18 @@ def test_reset_keeps_a_letter_refills_the_desk_and_lays_a_tradesman_down() -> No
     assert ann["tradesmen"][1]["upright"] is False and ann["tradesmen"][0]["upright"] is True
 
 
+def test_a_kept_letter_covers_another_only_when_both_spaces_are_taken() -> None:
+    state = two_player_game()
+    ann = state["seats"][0]
+    ann["stacks"] = [["LA1"], []]
+    refused(state, 0, "free_space_first", type="reset", slot=0, keep=0, lay_down=0)
+    keeps = {a["keep"] for a in RULES.legal_actions(state, 0) if a["type"] == "reset"}
+    assert keeps == {None, 1}
+    ann["stacks"] = [["LA1"], ["LA2"]]
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert len(ann["stacks"][0]) == 2  # LA1 is covered until a typesetting action frees it
+
+
 def test_reset_discarding_a_letter_gains_its_resources() -> None:
     state = two_player_game()
     ann = state["seats"][0]
