@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from projections.games.impression import IMPRESSION
+import pytest
+
+from projections.games.impression import IMPRESSION, effects
+from projections.ruleset import IllegalAction
 
 RULES = IMPRESSION
 
@@ -32,3 +35,33 @@ def prompt(state: dict[str, Any], seat: int) -> str | None:
 def clear_workshop(state: dict[str, Any], seat: int) -> None:
     for cell in state["seats"][seat]["workshop"].values():
         cell["down"] = cell["up"] = None
+
+
+def refused(state: dict[str, Any], seat: int | None, code: str, **action: Any) -> None:
+    """The action is refused with ``code`` and leaves the table as it was."""
+    before = RULES.view(state, None)
+    with pytest.raises(IllegalAction) as error:
+        act(state, seat, **action)
+    assert error.value.code == code
+    assert RULES.view(state, None) == before
+
+
+SEAT = 0
+
+
+def turn_game() -> dict[str, Any]:
+    """Two players, Ann (seat 0) first, her Shop or Reset already taken this turn."""
+    state = new_game(2)
+    state["order"] = [0, 1]
+    state["turn"]["main_done"] = True
+    return state
+
+
+def me(state: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = state["seats"][SEAT]
+    return found
+
+
+def queue(state: dict[str, Any], *icons: dict[str, Any]) -> None:
+    """Ann's effects are queued and resolved until a choice waits."""
+    effects.start_effects(state, SEAT, list(icons), random.Random(5))

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from projections.games.impression import data
-from projections.ruleset import IllegalAction
-from tests.unit.impression.support import RULES, act, new_game, prompt
+from tests.unit.impression.support import RULES, act, new_game, prompt, refused
 
 
 def two_player_game() -> dict[str, Any]:
@@ -25,14 +24,6 @@ def two_player_game() -> dict[str, Any]:
         {"shop": "S11", "room": "II", "upright": True},
     ]
     return state
-
-
-def refused(state: dict[str, Any], seat: int | None, code: str, **action: Any) -> None:
-    before = RULES.view(state, None)
-    with pytest.raises(IllegalAction) as error:
-        act(state, seat, **action)
-    assert error.value.code == code
-    assert RULES.view(state, None) == before
 
 
 def test_a_shop_move_of_exactly_the_marker_steps_takes_the_room_action() -> None:

@@ -7,28 +7,15 @@ from typing import Any
 import pytest
 
 from projections.games.impression import data
-from projections.ruleset import IllegalAction
-from tests.unit.impression.support import RULES, act, new_game, prompt
-
-SEAT = 0
-
-
-def game() -> dict[str, Any]:
-    state = new_game(2)
-    state["order"] = [0, 1]
-    return state
-
-
-def me(state: dict[str, Any]) -> dict[str, Any]:
-    return state["seats"][SEAT]  # type: ignore[no-any-return]
-
-
-def refused(state: dict[str, Any], code: str, **action: Any) -> None:
-    before = RULES.view(state, None)
-    with pytest.raises(IllegalAction) as error:
-        act(state, SEAT, **action)
-    assert error.value.code == code
-    assert RULES.view(state, None) == before
+from tests.unit.impression.support import (
+    RULES,
+    SEAT,
+    act,
+    me,
+    prompt,
+    refused,
+    turn_game,
+)
 
 
 def signboard(colour: str, usable: bool = True) -> dict[str, Any]:
@@ -36,24 +23,24 @@ def signboard(colour: str, usable: bool = True) -> dict[str, Any]:
 
 
 def test_a_white_signboard_gains_one_workforce_and_is_turned_face_down() -> None:
-    state = game()
+    state = turn_game()
     me(state)["signboards"] = [signboard("white")]
     assert {"type": "signboard_white"} in RULES.legal_actions(state, SEAT)
     act(state, SEAT, type="signboard_white")
     assert me(state)["workforce"] == 3 and me(state)["signboards"][0]["used"] is True
     act(state, SEAT, type="decline")  # the assistant that workforce 3 brings
-    refused(state, "not_enough_signboards", type="signboard_white")
+    refused(state, SEAT, "not_enough_signboards", type="signboard_white")
 
 
 def test_two_red_signboards_give_a_travel_without_map_payments() -> None:
-    state = game()
+    state = turn_game()
     me(state)["signboards"] = [signboard("red"), signboard("red")]
     act(state, SEAT, type="signboard_red")
     assert state["pending"][SEAT][0] == {"icon": "travel", "free": True}
 
 
 def test_two_blue_signboards_give_a_technology_without_paying() -> None:
-    state = game()
+    state = turn_game()
     me(state)["signboards"] = [signboard("blue"), signboard("blue")]
     act(state, SEAT, type="signboard_blue")
     assert prompt(state, SEAT) == "technology"
@@ -61,13 +48,13 @@ def test_two_blue_signboards_give_a_technology_without_paying() -> None:
 
 
 def test_signboards_of_orders_completed_this_round_wait_for_the_next_action_phase() -> None:
-    state = game()
+    state = turn_game()
     me(state)["signboards"] = [signboard("blue"), signboard("blue", usable=False)]
-    refused(state, "not_enough_signboards", type="signboard_blue")
+    refused(state, SEAT, "not_enough_signboards", type="signboard_blue")
 
 
 def test_activating_a_contract_gains_the_slot_action_only_the_first_time() -> None:
-    state = game()
+    state = turn_game()
     p = me(state)
     p["contracts"] = ["K1", "K2"]
     p["slots"][0]["active"] = True
@@ -76,7 +63,7 @@ def test_activating_a_contract_gains_the_slot_action_only_the_first_time() -> No
     act(state, SEAT, type="activate_contract", contract="K2", slot=0)
     assert p["slots"][0]["contract"] == "K2" and p["marks"] == 5
     # the replaced contract can be reactivated later, not in the same turn
-    refused(state, "contract_just_replaced", type="activate_contract", contract="K1", slot=0)
+    refused(state, SEAT, "contract_just_replaced", type="activate_contract", contract="K1", slot=0)
     state["turn"].update(main_done=True)
     act(state, SEAT, type="end_turn")  # a new turn begins
     assert state["turn"]["swapped"] == []
@@ -94,14 +81,14 @@ def test_activating_a_contract_gains_the_slot_action_only_the_first_time() -> No
     ],
 )
 def test_activating_a_contract_is_refused(action: dict[str, Any], code: str) -> None:
-    state = game()
+    state = turn_game()
     me(state)["contracts"] = ["K1", "K2"]
     me(state)["slots"][0].update(active=True, contract="K2")
-    refused(state, code, type="activate_contract", **action)
+    refused(state, SEAT, code, type="activate_contract", **action)
 
 
 def test_a_city_disc_is_used_once_for_its_reward() -> None:
-    state = game()
+    state = turn_game()
     disc = next(
         d
         for d, tile in data.DISCS.items()
@@ -110,31 +97,31 @@ def test_a_city_disc_is_used_once_for_its_reward() -> None:
     me(state)["discs"] = [{"id": disc, "used": False}]
     act(state, SEAT, type="use_city_disc", disc=disc)
     assert me(state)["vp"] == 3 and me(state)["discs"][0]["used"] is True
-    refused(state, "disc_not_usable", type="use_city_disc", disc=disc)
+    refused(state, SEAT, "disc_not_usable", type="use_city_disc", disc=disc)
 
 
 def test_a_signboard_disc_counts_as_a_signboard_not_as_a_reward() -> None:
-    state = game()
+    state = turn_game()
     me(state)["discs"] = [{"id": "D1", "used": False}]
-    refused(state, "disc_not_usable", type="use_city_disc", disc="D1")
+    refused(state, SEAT, "disc_not_usable", type="use_city_disc", disc="D1")
 
 
 def test_pairing_is_refused_without_the_icon_a_tile_or_a_free_letter() -> None:
-    state = game()
+    state = turn_game()
     p = me(state)
     p["discs"] = [{"id": "D1", "used": False}, {"id": "D7", "used": False}]
     p["board"][0] = {"letter": "LB1", "paired": None, "bonus_taken": False}
-    refused(state, "no_pair_icon", type="pair_city_tile", disc="D1", cell=0)
+    refused(state, SEAT, "no_pair_icon", type="pair_city_tile", disc="D1", cell=0)
     p["pairing"] = True
-    refused(state, "disc_not_owned", type="pair_city_tile", disc="D2", cell=0)
-    refused(state, "no_letter_there", type="pair_city_tile", disc="D1", cell=3)
+    refused(state, SEAT, "disc_not_owned", type="pair_city_tile", disc="D2", cell=0)
+    refused(state, SEAT, "no_letter_there", type="pair_city_tile", disc="D1", cell=3)
     act(state, SEAT, type="pair_city_tile", disc="D1", cell=0)
-    refused(state, "disc_already_paired", type="pair_city_tile", disc="D1", cell=0)
-    refused(state, "letter_already_paired", type="pair_city_tile", disc="D7", cell=0)
+    refused(state, SEAT, "disc_already_paired", type="pair_city_tile", disc="D1", cell=0)
+    refused(state, SEAT, "letter_already_paired", type="pair_city_tile", disc="D7", cell=0)
 
 
 def test_optional_actions_are_not_possible_in_production() -> None:
-    state = game()
+    state = turn_game()
     state["phase"] = "production"
     state["production_done"] = [False, True]
-    refused(state, "wrong_phase", type="signboard_white")
+    refused(state, SEAT, "wrong_phase", type="signboard_white")

@@ -4,20 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from projections.games.impression import data
 from projections.games.impression.rules import next_player_order
-from projections.ruleset import IllegalAction
-from tests.unit.impression.support import RULES, act, new_game
-
-
-def refused(state: dict[str, Any], seat: int | None, code: str, **action: Any) -> None:
-    before = RULES.view(state, None)
-    with pytest.raises(IllegalAction) as error:
-        act(state, seat, **action)
-    assert error.value.code == code
-    assert RULES.view(state, None) == before
+from tests.unit.impression.support import RULES, act, new_game, refused
 
 
 def buying_game() -> dict[str, Any]:

@@ -2,39 +2,22 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
 
 from projections.games.impression import data, effects
-from projections.ruleset import IllegalAction
-from tests.unit.impression.support import RULES, act, new_game, prompt
-
-SEAT = 0
-
-
-def game() -> dict[str, Any]:
-    state = new_game(2)
-    state["order"] = [0, 1]
-    state["turn"]["main_done"] = True
-    return state
-
-
-def me(state: dict[str, Any]) -> dict[str, Any]:
-    return state["seats"][SEAT]  # type: ignore[no-any-return]
-
-
-def queue(state: dict[str, Any], *icons: dict[str, Any]) -> None:
-    effects.start_effects(state, SEAT, list(icons), random.Random(5))
-
-
-def refused(state: dict[str, Any], code: str, **action: Any) -> None:
-    before = RULES.view(state, None)
-    with pytest.raises(IllegalAction) as error:
-        act(state, SEAT, **action)
-    assert error.value.code == code
-    assert RULES.view(state, None) == before
+from tests.unit.impression.support import (
+    RULES,
+    SEAT,
+    act,
+    me,
+    new_game,
+    prompt,
+    queue,
+    refused,
+    turn_game,
+)
 
 
 def show_tech(state: dict[str, Any], level: str, row: int, tech: str) -> None:
@@ -65,7 +48,7 @@ def buy(
 
 
 def test_a_technology_costs_its_rows_resources_and_its_columns_marks() -> None:
-    state = game()
+    state = turn_game()
     show_tech(state, "I", 1, "GI1")  # green: half your capacity
     me(state)["capacity"] = 5
     queue(state, {"icon": "technology"})
@@ -78,7 +61,7 @@ def test_a_technology_costs_its_rows_resources_and_its_columns_marks() -> None:
 
 
 def test_a_technology_factory_saves_a_mark() -> None:
-    state = game()
+    state = turn_game()
     factory = next(
         f for f, t in data.FACTORIES.items() if t["trigger"] == {"on": "technology", "discount": 1}
     )
@@ -90,14 +73,14 @@ def test_a_technology_factory_saves_a_mark() -> None:
 
 
 def test_refreshing_a_column_puts_its_tiles_under_the_pile_in_view() -> None:
-    state = game()
+    state = turn_game()
     old = list(state["tech"]["II"]["display"])
     queue(state, {"icon": "technology"})
     act(state, SEAT, type="refresh_technologies", level="II")
     assert me(state)["marks"] == 2
     assert state["tech"]["II"]["draw_pile"][-3:] == old
     assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == old
-    refused(state, "already_refreshed", type="refresh_technologies", level="II")
+    refused(state, SEAT, "already_refreshed", type="refresh_technologies", level="II")
 
 
 @pytest.mark.parametrize(
@@ -110,34 +93,34 @@ def test_refreshing_a_column_puts_its_tiles_under_the_pile_in_view() -> None:
     ],
 )
 def test_a_technology_purchase_is_refused(action: dict[str, Any], code: str) -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "technology"})
-    refused(state, code, **action)
+    refused(state, SEAT, code, **action)
 
 
 def test_a_technology_beyond_your_means_is_refused() -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "technology"})
     me(state)["paper"] = 0
-    refused(state, "insufficient_resources", **buy("I", 0, "W1"))
+    refused(state, SEAT, "insufficient_resources", **buy("I", 0, "W1"))
     me(state)["marks"] = 0
-    refused(state, "insufficient_marks", type="refresh_technologies", level="I")
+    refused(state, SEAT, "insufficient_marks", type="refresh_technologies", level="I")
 
 
 def test_an_empty_pile_cannot_be_refreshed() -> None:
-    state = game()
+    state = turn_game()
     state["tech"]["IV"]["draw_pile"] = []
     state["tech"]["IV"]["hidden"] = 0
     queue(state, {"icon": "technology"})
-    refused(state, "pile_empty", type="refresh_technologies", level="IV")
+    refused(state, SEAT, "pile_empty", type="refresh_technologies", level="IV")
 
 
 def test_a_free_technology_icon_takes_its_level_for_nothing() -> None:
-    state = game()
+    state = turn_game()
     me(state)["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI1"}
     show_tech(state, "II", 2, "GII1")
     queue(state, {"icon": "free_technology", "level": "II"})
-    refused(state, "wrong_level", **buy("I", 0, "W2"))
+    refused(state, SEAT, "wrong_level", **buy("I", 0, "W2"))
     act(state, SEAT, **buy("II", 2, "W4"))
     # nothing paid; W4's capacity gain steps onto a space giving 1 paper
     assert me(state)["marks"] == 3 and me(state)["paper"] == 2
@@ -147,7 +130,7 @@ def test_a_free_technology_icon_takes_its_level_for_nothing() -> None:
 
 
 def test_face_down_one_level_higher_needs_no_path_and_gains_the_covered_action() -> None:
-    state = game()
+    state = turn_game()
     show_tech(state, "II", 0, "BII1")
     queue(state, {"icon": "technology", "no_resources": True, "no_money": True})
     act(state, SEAT, **buy("II", 0, "W9", "down"))  # W9 (level III): workforce
@@ -157,7 +140,7 @@ def test_face_down_one_level_higher_needs_no_path_and_gains_the_covered_action()
 
 
 def test_replacing_a_tile_moves_it_face_down_one_level_higher() -> None:
-    state = game()
+    state = turn_game()
     me(state)["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI1"}
     show_tech(state, "I", 0, "GI2")
     queue(state, {"icon": "technology", "no_resources": True, "no_money": True})
@@ -187,15 +170,16 @@ def test_a_full_workshop_takes_no_more_tiles() -> None:
 
 
 def test_building_a_factory_draws_three_keeps_one_and_pays_a_city_marker() -> None:
-    state = game()
+    state = turn_game()
     pile = state["factories"]["I"]["draw_pile"]
     drawn = pile[:3]
     queue(state, {"icon": "factory"})
     act(state, SEAT, type="draw_factories", level="I")
     assert state["pending"][SEAT][0]["drawn"] == drawn
-    refused(state, "factories_drawn", type="draw_factories", level="II")
+    refused(state, SEAT, "factories_drawn", type="draw_factories", level="II")
     refused(
         state,
+        SEAT,
         "factory_not_drawn",
         type="keep_factory",
         factory="FIV1",
@@ -211,7 +195,7 @@ def test_building_a_factory_draws_three_keeps_one_and_pays_a_city_marker() -> No
 
 
 def test_declining_the_drawn_factories_returns_them_all() -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "factory"})
     act(state, SEAT, type="draw_factories", level="II")
     act(state, SEAT, type="decline")
@@ -219,10 +203,11 @@ def test_declining_the_drawn_factories_returns_them_all() -> None:
 
 
 def test_a_factory_is_refused_without_markers_drawing_or_room() -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "factory"})
     refused(
         state,
+        SEAT,
         "draw_first",
         type="keep_factory",
         factory="FI1",
@@ -231,18 +216,18 @@ def test_a_factory_is_refused_without_markers_drawing_or_room() -> None:
         relocate=None,
     )
     me(state)["city_markers"] = 0
-    refused(state, "no_city_marker", type="draw_factories", level="I")
+    refused(state, SEAT, "no_city_marker", type="draw_factories", level="I")
     me(state)["city_markers"] = 1
     state["factories"]["III"]["draw_pile"] = []
-    refused(state, "pile_empty", type="draw_factories", level="III")
-    refused(state, "workshop_full", type="draw_factories", level="IV")  # nothing connects
+    refused(state, SEAT, "pile_empty", type="draw_factories", level="III")
+    refused(state, SEAT, "workshop_full", type="draw_factories", level="IV")  # nothing connects
 
 
 def test_a_factory_at_a_city_is_refused_when_none_can_be_built() -> None:
-    state = game()
+    state = turn_game()
     me(state)["city_markers"] = 0
     queue(state, {"icon": "stop_action"})
-    refused(state, "no_factory_possible", type="stop_action", action="build_factory")
+    refused(state, SEAT, "no_factory_possible", type="stop_action", action="build_factory")
     act(state, SEAT, type="stop_action", action="trade")
     assert prompt(state, SEAT) == "trade"
 
@@ -251,7 +236,7 @@ def test_a_factory_at_a_city_is_refused_when_none_can_be_built() -> None:
 
 
 def test_travel_splits_the_workforce_between_the_order_track_and_the_map() -> None:
-    state = game()  # workforce 2
+    state = turn_game()  # workforce 2
     queue(state, {"icon": "travel"})
     act(state, SEAT, type="travel", track_steps=1, path=["coin1.1"])
     assert state["track"][SEAT]["section"] == 1 and state["agents"][SEAT] == "coin1.1"
@@ -260,7 +245,7 @@ def test_travel_splits_the_workforce_between_the_order_track_and_the_map() -> No
 
 
 def test_stopping_in_a_new_city_takes_its_disc_places_a_marker_and_moves_the_director() -> None:
-    state = game()
+    state = turn_game()
     disc = state["map_discs"]["Frankfurt"]
     queue(state, {"icon": "travel"})
     act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
@@ -272,7 +257,7 @@ def test_stopping_in_a_new_city_takes_its_disc_places_a_marker_and_moves_the_dir
 
 
 def test_a_coin_with_another_agent_pays_that_player() -> None:
-    state = game()
+    state = turn_game()
     state["agents"][1] = "coin1.1"
     queue(state, {"icon": "travel"})
     act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
@@ -280,7 +265,7 @@ def test_a_coin_with_another_agent_pays_that_player() -> None:
 
 
 def test_a_road_between_your_own_markers_is_free_and_a_second_visit_moves_no_director() -> None:
-    state = game()
+    state = turn_game()
     state["city_markers"]["Mainz"] = [SEAT]
     state["city_markers"]["Frankfurt"] = [SEAT]
     me(state)["director"] = 1
@@ -290,14 +275,14 @@ def test_a_road_between_your_own_markers_is_free_and_a_second_visit_moves_no_dir
 
 
 def test_the_steps_icon_moves_without_a_trade_or_a_factory() -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "steps", "count": 2})
     act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt"])
     assert me(state)["director"] == 1 and prompt(state, SEAT) is None
 
 
 def test_a_free_travel_pays_nothing_on_the_map() -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "travel", "free": True})
     act(state, SEAT, type="travel", track_steps=0, path=["coin2.1", "coin2.2"])
     assert me(state)["marks"] == 3
@@ -314,15 +299,17 @@ def test_a_free_travel_pays_nothing_on_the_map() -> None:
     ],
 )
 def test_a_travel_is_refused(action: dict[str, Any], code: str) -> None:
-    state = game()
+    state = turn_game()
     queue(state, {"icon": "travel"})
-    refused(state, code, type="travel", **action)
+    refused(state, SEAT, code, type="travel", **action)
 
 
 def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
-    state = game()
+    state = turn_game()
     state["track"][SEAT]["section"] = data.TRACK_SECTIONS
     queue(state, {"icon": "travel"})
-    refused(state, "track_end", type="travel", track_steps=1, path=[])
+    refused(state, SEAT, "track_end", type="travel", track_steps=1, path=[])
     me(state)["marks"] = 1
-    refused(state, "insufficient_marks", type="travel", track_steps=0, path=["coin2.1", "coin2.2"])
+    refused(
+        state, SEAT, "insufficient_marks", type="travel", track_steps=0, path=["coin2.1", "coin2.2"]
+    )
