@@ -67,7 +67,7 @@ def ink_payment(player: dict[str, Any], need: dict[str, int]) -> dict[str, int] 
     """The inks that pay ``need``, or None when the player cannot.
 
     Exact colours are used first; Caxton's wild colour for the round covers the rest
-    (docs/rules/gutenberg.md, "Caxton").
+    (docs/rules/gutenberg.md, "Characters").
     """
     inks = player["inks"]
     wild = player.get("wild_ink")

@@ -4,7 +4,7 @@ Rewards"): installing, repositioning, turning, and activating a gear's active se
 A player's ``gears`` is a list of 3 axles (top = index 0), each None or
 ``{"gear": id, "rotation": r}``; ``rotation`` is the index of the sector that sits on the
 lightened (active) area. Turning moves the top gear one sector clockwise (r + 1) and each
-meshed gear below turns the other way (docs/rules/gutenberg.md, "Turning gears").
+meshed gear below turns the other way (docs/rules/gutenberg.md, "Turn Gears").
 """
 
 from __future__ import annotations

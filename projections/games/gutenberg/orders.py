@@ -171,6 +171,7 @@ def fulfill(state: State, seat: int, action: Action, rng: random.Random) -> None
         fulfilled.append({**order, "colours": part["colours"], "decorations": part["decorations"]})
         if both or fiol:
             opened.extend(effects.grant(state, seat, refinement["bonus"], rng))
+    # Fulfilment sectors score on their own (docs/rules/gutenberg.md, "Fulfill Orders").
     player["fame"] += gears.fulfilment_fame(player, fulfilled)
     for slot in sorted((part["slot"] for part in parts), reverse=True):
         order = orders.pop(slot)

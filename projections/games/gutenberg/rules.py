@@ -29,7 +29,9 @@ from projections.ruleset import Action, IllegalAction, Ruleset, State
 
 ROWS = ("orders", "inks", "specialties", "gears", "patronage")
 ROUNDS = 6
-MAX_PER_ROW = 6  # German review: at most 6 markers per action (docs/rules, difference 4)
+MAX_PER_ROW = (
+    6  # German review: at most 6 markers per action (docs/rules/gutenberg.md, difference 4)
+)
 START_MARKERS = 7
 START_GUILDERS = 10
 PATRONAGE_REWARDS = ("order", "specialty", "guilders", "inks")
@@ -119,6 +121,7 @@ class Gutenberg(Ruleset):
             "side": board_size["side"],
             "round": 1,
             "phase": "choose_character" if with_characters else "draft",
+            # "Choose a 1st player": the order of ``players`` (docs/rules/gutenberg.md, "Setup").
             "first_player": 0,
             "decks": {
                 "printing": printing,
@@ -319,7 +322,7 @@ def _check_moment(state: State, seat: int, kind: str) -> None:
         if not pending or pending[0]["seat"] != seat or pending[0]["kind"] != PENDING_ACTIONS[kind]:
             raise IllegalAction("no_such_choice", "You have no open choice of that kind.")
         return
-    if pending:
+    if pending:  # docs/rules/gutenberg.md, "Chained choices"
         who = state["players"][pending[0]["seat"]]
         raise IllegalAction("choice_pending", f"Wait for {who} to finish a reward's choice.")
     if kind in FREE_ACTIONS:
@@ -568,7 +571,7 @@ def develop_specialty(state: State, seat: int, action: Action, rng: random.Rando
     mode, specialty = action.get("mode"), action.get("specialty")
     if mode == "symbols" and specialty is None:
         steps = [(s, 1) for s in data.SPECIALTY_CARDS[card]["symbols"]]
-    elif mode == "single" and specialty in data.SPECIALTIES:
+    elif mode == "single" and specialty in data.SPECIALTIES:  # any track: difference 10
         steps = [(specialty, 1)]
     else:
         raise IllegalAction(
@@ -706,7 +709,7 @@ def fulfill_orders(state: State, seat: int, action: Action, rng: random.Random) 
 def torinus_assigns_all_inks(player: dict[str, Any]) -> bool:
     """Godofredus Torinus: every ink held fits a colour requirement of a current order."""
     if not player["inks"]:
-        return False  # docs/rules/gutenberg.md, "Torinus": no inks, no bonus
+        return False  # docs/rules/gutenberg.md, "Characters": no inks, no bonus
     need = effects.merged(*(data.REFINEMENT[o["refinement"]]["colours"] for o in player["orders"]))
     return effects.covers(need, player["inks"])
 
