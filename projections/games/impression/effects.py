@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from projections import components
@@ -56,14 +56,6 @@ def gain_goods(p: Player, goods: dict[str, int], sign: int = 1) -> None:
     """Resources, marks and victory points from (or back to) the common supply."""
     for good, amount in goods.items():
         p[_key(good)] += sign * amount
-
-
-def pay_goods(p: Player, goods: dict[str, int], what: str) -> None:
-    if not has_goods(p, goods):
-        raise IllegalAction(
-            "insufficient_resources", f"{what} costs {goods_text(goods)}; you cannot pay it."
-        )
-    gain_goods(p, goods, -1)
 
 
 def push(state: State, seat: int, effects: list[Effect]) -> None:
@@ -350,7 +342,6 @@ class Handler:
     validate: Callable[[State, int, Effect, Action], None] | None = None
     error_code: str = "illegal_choice"
     single_auto: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 HANDLERS: dict[str, Handler] = {}
@@ -605,8 +596,6 @@ handler(
     answers=("refresh_trading_tiles", "trade_convert", "trade_tile"),
     validate=_trade_validate,
 )
-# a trade that may not be declined into nothing is still just a trade; the same handler
-HANDLERS["trade"].extra["keeps_open_after"] = ("refresh_trading_tiles",)
 
 
 # typeset (Typesetting)
@@ -728,10 +717,6 @@ handler(
 
 
 # assistant (The Effects of the Assistants)
-
-
-def street_names(state: State) -> list[str]:
-    return list(state["street_names"])
 
 
 def _assistant_options(state: State, seat: int, effect: Effect) -> list[Action]:
@@ -1305,7 +1290,7 @@ def travel_points(p: Player, effect: Effect) -> int:
 
 
 def map_payments(
-    state: State, seat: int, start: str, path: list[str], free: bool
+    state: State, seat: int, path: list[str], free: bool
 ) -> tuple[int, dict[int, int]]:
     """Marks to the supply and to other players for moving along ``path`` (Travel).
 
@@ -1343,7 +1328,7 @@ def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, st
 
     def walk(node: str, path: list[str]) -> None:
         if path:
-            supply, owners = map_payments(state, seat, start, path, free)
+            supply, owners = map_payments(state, seat, path, free)
             cost = supply + sum(owners.values())
             key = (node, len(path))
             if cost <= p["marks"] and (key not in best or cost < best[key][0]):
@@ -1366,13 +1351,13 @@ def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, st
             if length > points - track_steps:
                 continue
             current = routes.get((track_steps, node))
-            if current is None or cost < _route_cost(state, seat, start, current, free):
+            if current is None or cost < _route_cost(state, seat, current, free):
                 routes[(track_steps, node)] = path
     return routes
 
 
-def _route_cost(state: State, seat: int, start: str, path: list[str], free: bool) -> int:
-    supply, owners = map_payments(state, seat, start, path, free)
+def _route_cost(state: State, seat: int, path: list[str], free: bool) -> int:
+    supply, owners = map_payments(state, seat, path, free)
     return supply + sum(owners.values())
 
 
@@ -1406,7 +1391,7 @@ def _travel_validate(state: State, seat: int, effect: Effect, action: Action) ->
             raise IllegalAction("space_revisited", "A route may not visit a space twice.")
         seen.add(nxt)
         node = nxt
-    cost = _route_cost(state, seat, state["agents"][seat], path, bool(effect.get("free")))
+    cost = _route_cost(state, seat, path, bool(effect.get("free")))
     if cost > p["marks"]:
         raise IllegalAction(
             "insufficient_marks", f"This route costs {cost} marks; you have {p['marks']}."
@@ -1424,9 +1409,7 @@ def _travel_resolve(
         state["track"][seat]["arrival"] = state["track_arrivals"]
     if not path:
         return []
-    supply, owners = map_payments(
-        state, seat, state["agents"][seat], path, bool(effect.get("free"))
-    )
+    supply, owners = map_payments(state, seat, path, bool(effect.get("free")))
     p["marks"] -= supply
     for other, amount in owners.items():
         p["marks"] -= amount
