@@ -67,11 +67,16 @@ class PassSchema(Schema):
     type = _type("pass")
 
 
-class TakeOrderSchema(Schema):
-    type = _type("take_order")
+class _OrderCardsSchema(Schema):
+    """1 printing + 1 refinement card, and the order discarded first when 4 are held."""
+
     printing = fields.String(required=True)
     refinement = fields.String(required=True)
     discard_slot = _int(required=True, allow_none=True, validate=validate.Range(0, 3))
+
+
+class TakeOrderSchema(_OrderCardsSchema):
+    type = _type("take_order")
 
 
 class TakeInksSchema(Schema):
@@ -157,11 +162,8 @@ class SwapSpecialtiesSchema(Schema):
     second = fields.String(required=True, validate=_SPECIALTY)
 
 
-class KeepOrderSchema(Schema):
+class KeepOrderSchema(_OrderCardsSchema):
     type = _type("keep_order")
-    printing = fields.String(required=True)
-    refinement = fields.String(required=True)
-    discard_slot = _int(required=True, allow_none=True, validate=validate.Range(0, 3))
 
 
 class RedrawOrderSchema(Schema):
