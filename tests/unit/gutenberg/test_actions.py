@@ -458,3 +458,24 @@ def test_buying_a_type_names_a_type_and_needs_the_guilders():
     state["seats"][0]["guilders"] = 3
     assert refused(state, 0, {"type": "buy_type", "letter": "A"}) == "not_enough_guilders"
     assert not [a for a in GUTENBERG.legal_actions(state, 0) if a["type"] == "buy_type"]
+
+
+def test_specialty_cards_and_gears_left_after_their_actions_are_discarded():
+    state = at_row(in_round(), "specialties", [])
+    for player in state["seats"]:
+        player["plan"] = [0, 0, 0, 0, 0]
+    cards, gears_left = list(state["board"]["specialty"]), list(state["board"]["gears"])
+    run_system(state)
+    assert state["phase"] == "gears" and state["board"]["specialty"] == [None] * 4
+    run_system(state)
+    assert state["phase"] == "patronage" and state["board"]["gears"] == [None] * 4
+    assert set(cards) <= set(state["decks"]["specialty"]["discard_pile"])
+    assert set(gears_left) <= set(state["decks"]["gears"]["discard_pile"])
+
+
+def test_with_the_board_emptied_a_late_player_can_only_pass():
+    state = at_row(in_round(), "orders", [0])
+    state["decks"]["printing"]["discard_pile"].extend(state["board"]["printing"])
+    state["board"]["printing"] = [None] * 4
+    assert GUTENBERG.legal_actions(state, 0)[0] == {"type": "pass"}
+    assert not [a for a in GUTENBERG.legal_actions(state, 0) if a["type"] == "take_order"]
