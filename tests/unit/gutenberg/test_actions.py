@@ -465,9 +465,9 @@ def test_specialty_cards_and_gears_left_after_their_actions_are_discarded():
     for player in state["seats"]:
         player["plan"] = [0, 0, 0, 0, 0]
     cards, gears_left = list(state["board"]["specialty"]), list(state["board"]["gears"])
-    run_system(state)
+    act(state, None, {"type": "finish_action", "action": "specialties"})
     assert state["phase"] == "gears" and state["board"]["specialty"] == [None] * 4
-    run_system(state)
+    act(state, None, {"type": "finish_action", "action": "gears"})
     assert state["phase"] == "patronage" and state["board"]["gears"] == [None] * 4
     assert set(cards) <= set(state["decks"]["specialty"]["discard_pile"])
     assert set(gears_left) <= set(state["decks"]["gears"]["discard_pile"])
