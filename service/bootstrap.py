@@ -84,4 +84,8 @@ def open_game_index(config: Config) -> GameIndex:
     scheme, _, rest = url.partition("://")
     if scheme == "sqlite":
         return SQLiteGameIndex(rest.removeprefix("/"))
+    if scheme in ("redis", "rediss", "redis+cluster"):
+        from projections.readmodels.redis_game_index import RedisGameIndex
+
+        return RedisGameIndex.from_url(url)
     raise ValueError(f"no game index backend for {url!r}")

@@ -1,0 +1,166 @@
+"""The game index in Redis, for deployments whose event store is Redis (compose.yaml).
+
+Every key is under the ``{index}`` hash tag, so on a Redis Cluster the whole index lives on
+one slot and each update or query is one Lua script over keys of that slot::
+
+    meeple:{index}:games              hash: game id -> row JSON
+    meeple:{index}:orders             hash: game id -> order (first seen = 1, 2, ...)
+    meeple:{index}:versions           hash: game id -> the version its row shows
+    meeple:{index}:next               counter: the order of the next game first seen
+    meeple:{index}:all                sorted set: game id by order (newest = highest)
+    meeple:{index}:ruleset:<id>       sorted set per ruleset
+    meeple:{index}:status:<status>    sorted set per status (active, finished)
+    meeple:{index}:player:<name>      sorted set per player name
+    meeple:{index}:position           the feed position (JSON)
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, replace
+from typing import Any
+
+from projections.readmodels.game_index import STATUSES, GameIndex, GameRow, Page
+
+# KEYS: 1 games hash, 2 orders hash, 3 versions hash, 4 next counter, 5 all, 6 ruleset set,
+# 7.. one status set per status (STATUSES order), then the player sets. ARGV: 1 game id,
+# 2 version, 3 row JSON, 4 the row's status (1-based in STATUSES), 5 how many statuses.
+# The row is stored as Python wrote it (cjson would turn an empty list into an object).
+UPSERT_SCRIPT = """
+local current = redis.call('HGET', KEYS[3], ARGV[1])
+if current and tonumber(current) >= tonumber(ARGV[2]) then return 0 end
+local order = redis.call('HGET', KEYS[2], ARGV[1])
+if not order then
+  order = redis.call('INCR', KEYS[4])
+  redis.call('HSET', KEYS[2], ARGV[1], order)
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[5], order, ARGV[1])
+redis.call('ZADD', KEYS[6], order, ARGV[1])
+local statuses = tonumber(ARGV[5])
+for i = 1, statuses do
+  if i == tonumber(ARGV[4]) then
+    redis.call('ZADD', KEYS[6 + i], order, ARGV[1])
+  else
+    redis.call('ZREM', KEYS[6 + i], ARGV[1])
+  end
+end
+for i = 7 + statuses, #KEYS do
+  redis.call('ZADD', KEYS[i], order, ARGV[1])
+end
+return 1
+"""
+
+# KEYS: 1 games hash, 2 orders hash, 3 a scratch key, 4.. the sets to intersect ("all"
+# first, whose score - the order - the intersection keeps). ARGV: 1 highest order
+# (exclusive; "+inf" for none), 2 how many. Returns {rows, orders}, newest first.
+QUERY_SCRIPT = """
+local source = KEYS[4]
+if #KEYS > 4 then
+  local args = {KEYS[3], #KEYS - 3}
+  for i = 4, #KEYS do table.insert(args, KEYS[i]) end
+  table.insert(args, 'WEIGHTS')
+  for i = 4, #KEYS do table.insert(args, i == 4 and 1 or 0) end
+  redis.call('ZINTERSTORE', unpack(args))
+  source = KEYS[3]
+end
+local max = ARGV[1]
+if max ~= '+inf' then max = '(' .. max end
+local ids = redis.call('ZREVRANGEBYSCORE', source, max, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))
+if #KEYS > 4 then redis.call('DEL', KEYS[3]) end
+if #ids == 0 then return {{}, {}} end
+return {redis.call('HMGET', KEYS[1], unpack(ids)), redis.call('HMGET', KEYS[2], unpack(ids))}
+"""
+
+
+class RedisGameIndex(GameIndex):
+    """The index in Redis keys (a ``redis.Redis`` or ``RedisCluster`` client, decoded replies)."""
+
+    def __init__(self, client: Any, prefix: str = "meeple") -> None:
+        super().__init__()
+        self.client: Any = client
+        self.prefix = prefix
+        self._upsert = client.register_script(UPSERT_SCRIPT)
+        self._query = client.register_script(QUERY_SCRIPT)
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "meeple") -> RedisGameIndex:
+        """``redis://host:port/db`` for one server, ``redis+cluster://host:port`` for a cluster."""
+        import redis
+        from redis.cluster import RedisCluster
+
+        if url.startswith("redis+cluster://"):
+            address = "redis://" + url.removeprefix("redis+cluster://")
+            return cls(RedisCluster.from_url(address, decode_responses=True), prefix)
+        return cls(redis.Redis.from_url(url, decode_responses=True), prefix)
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.prefix, "{index}", *parts))
+
+    def position(self) -> dict[str, Any] | None:
+        text = self.client.get(self._key("position"))
+        return None if text is None else dict(json.loads(text))
+
+    def save(self, rows: list[GameRow], position: dict[str, Any]) -> None:
+        for row in rows:
+            public = asdict(row)
+            public.pop("order")
+            keys = [
+                self._key("games"),
+                self._key("orders"),
+                self._key("versions"),
+                self._key("next"),
+                self._key("all"),
+                self._key("ruleset", row.ruleset),
+                *(self._key("status", status) for status in STATUSES),
+                *(self._key("player", name) for name in sorted(set(row.players))),
+            ]
+            args = [
+                row.game_id,
+                row.version,
+                json.dumps(public, sort_keys=True),
+                STATUSES.index(row.status) + 1,
+                len(STATUSES),
+            ]
+            self._upsert(keys=keys, args=args)
+        self.client.set(self._key("position"), json.dumps(position, sort_keys=True))
+
+    def get(self, game_id: str) -> GameRow | None:
+        text = self.client.hget(self._key("games"), game_id)
+        if text is None:
+            return None
+        order = self.client.hget(self._key("orders"), game_id)
+        return replace(GameRow(**json.loads(text)), order=int(order or 0))
+
+    def query(
+        self,
+        ruleset: str | None = None,
+        status: str | None = None,
+        player: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> Page:
+        sets = [self._key("all")]
+        if ruleset is not None:
+            sets.append(self._key("ruleset", ruleset))
+        if status is not None:
+            sets.append(self._key("status", status))
+        if player is not None:
+            sets.append(self._key("player", player))
+        scratch = self._key("scratch", uuid.uuid4().hex)
+        texts, orders = self._query(
+            keys=[self._key("games"), self._key("orders"), scratch, *sets],
+            args=["+inf" if cursor is None else int(cursor), limit + 1],
+        )
+        rows = [
+            replace(GameRow(**json.loads(text)), order=int(order))
+            for text, order in zip(texts, orders, strict=True)
+            if text is not None
+        ]
+        page = rows[:limit]
+        return Page(page, str(page[-1].order) if len(rows) > limit else None)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,119 @@
+"""The game index (the read model behind GET /games), the same tests on each backend:
+SQLite beside the event store, a Redis server and a Redis Cluster."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from events.sqlite_store import SQLiteEventStore
+from projections.fold import Folder, game_created_event
+from projections.readmodels.game_index import GameIndex, GameRow, SQLiteGameIndex
+from projections.readmodels.redis_game_index import RedisGameIndex
+from tests.rulesets.tally import TALLY
+
+
+@pytest.fixture(params=["sqlite", "redis", "redis-cluster"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GameIndex]:
+    # A fresh prefix per test, on Redis servers this test run started (tests/redis_servers).
+    prefix = f"test-{uuid.uuid4().hex}"
+    built: GameIndex
+    if request.param == "sqlite":
+        built = SQLiteGameIndex(tmp_path / "meeple.index.db")
+    elif request.param == "redis":
+        built = RedisGameIndex.from_url(request.getfixturevalue("redis_server_url"), prefix)
+    else:
+        built = RedisGameIndex.from_url(request.getfixturevalue("redis_cluster").url, prefix)
+    yield built
+    built.close()
+
+
+def row(game_id: str, version: int = 1, **changes: object) -> GameRow:
+    base = {
+        "game_id": game_id,
+        "ruleset": "tally",
+        "players": ["Ann", "Bob"],
+        "version": version,
+        "status": "active",
+        "round": 1,
+        "phase": "bid",
+        "to_act": [],
+        "awaiting_system": None,
+        "created_at": "2026-01-01T00:00:00.000000Z",
+        "updated_at": "2026-01-01T00:00:00.000000Z",
+    }
+    base.update(changes)
+    return GameRow(**base)  # type: ignore[arg-type]
+
+
+def ids(rows: list[GameRow]) -> list[str]:
+    return [found.game_id for found in rows]
+
+
+def test_games_are_listed_newest_first(index: GameIndex) -> None:
+    index.save([row("a"), row("b")], {"after": 2})
+    index.save([row("c")], {"after": 3})
+    assert ids(index.query().rows) == ["c", "b", "a"]
+    assert index.position() == {"after": 3}
+
+
+def test_a_row_never_goes_back_to_an_older_version(index: GameIndex) -> None:
+    index.save([row("a", 5, phase="turns")], {"after": 1})
+    index.save([row("a", 3, phase="bid")], {"after": 1})
+    found = index.get("a")
+    assert found is not None
+    assert (found.version, found.phase) == (5, "turns")
+    index.save([row("a", 6, status="finished", to_act=[])], {"after": 2})
+    found = index.get("a")
+    assert found is not None
+    assert (found.version, found.status, found.to_act) == (6, "finished", [])
+
+
+def test_filters_combine_ruleset_status_and_player(index: GameIndex) -> None:
+    index.save(
+        [
+            row("a", players=["Ann", "Bob"]),
+            row("b", ruleset="gutenberg", players=["Ann", "Cy"]),
+            row("c", status="finished", players=["Cy"]),
+            row("d", ruleset="gutenberg", status="finished", players=["Ann"]),
+        ],
+        {"after": 4},
+    )
+    assert ids(index.query(player="Ann").rows) == ["d", "b", "a"]
+    assert ids(index.query(ruleset="gutenberg").rows) == ["d", "b"]
+    assert ids(index.query(status="finished").rows) == ["d", "c"]
+    assert ids(index.query(ruleset="gutenberg", status="active", player="Ann").rows) == ["b"]
+    assert index.query(player="Nobody").rows == []
+    index.save([row("a", 2, status="finished")], {"after": 5})
+    assert ids(index.query(status="active").rows) == ["b"]
+
+
+def test_pages_follow_the_cursor_to_the_last_game(index: GameIndex) -> None:
+    index.save([row(f"g{n}", players=["Ann"]) for n in range(7)], {"after": 7})
+    seen: list[str] = []
+    cursor = None
+    for _ in range(10):
+        page = index.query(player="Ann", limit=3, cursor=cursor)
+        seen.extend(ids(page.rows))
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == [f"g{n}" for n in reversed(range(7))]
+
+
+def test_catching_up_indexes_every_game_of_the_feed_once(index: GameIndex, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    folder = Folder(store)
+    for game_id, players in (("x", ["Ann"]), ("y", ["Bob", "Cy"])):
+        store.append(game_id, [game_created_event(TALLY, players, {}, "seed")], 0)
+    assert index.catch_up(store, folder.load) == 2
+    assert index.catch_up(store, folder.load) == 0
+    assert ids(index.query().rows) == ["y", "x"]
+    found = index.get("y")
+    assert found is not None
+    assert found.players == ["Bob", "Cy"]
+    assert found.to_act == [0, 1]
+    store.close()
