@@ -18,6 +18,7 @@ Which rulebook section each part follows:
 
 from __future__ import annotations
 
+import functools
 import random
 from itertools import combinations_with_replacement, permutations, product
 from typing import Any
@@ -57,15 +58,12 @@ REDRAW_COST = 2
 REDRAWS = {"printing": (2, 0), "refinement": (0, 2), "mixed": (1, 1)}
 
 
-def _plans(markers: int, cache: dict[int, list[tuple[int, ...]]] = {}) -> list[tuple[int, ...]]:  # noqa: B006
+@functools.cache
+def _plans(markers: int) -> tuple[tuple[int, ...], ...]:
     """Every allocation of up to ``markers`` initiative markers to the 5 rows (max 6 each)."""
-    if markers not in cache:
-        cache[markers] = [
-            rows
-            for rows in product(range(MAX_PER_ROW + 1), repeat=len(ROWS))
-            if sum(rows) <= markers
-        ]
-    return cache[markers]
+    return tuple(
+        rows for rows in product(range(MAX_PER_ROW + 1), repeat=len(ROWS)) if sum(rows) <= markers
+    )
 
 
 class Gutenberg(Ruleset):

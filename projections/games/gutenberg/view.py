@@ -79,7 +79,7 @@ def resample_hidden(
     state: State,
     seat: int,
     rng: random.Random,
-    plans: Callable[[int], list[tuple[int, ...]]],
+    plans: Callable[[int], tuple[tuple[int, ...], ...]],
 ) -> State:
     """A copy with everything ``seat`` cannot see redrawn consistently with what it saw."""
     fresh: State = copy_state(state)
