@@ -798,6 +798,8 @@ def swap_specialties(state: State, seat: int, action: Action, rng: random.Random
     if first not in data.SPECIALTIES or second not in data.SPECIALTIES or first == second:
         raise IllegalAction("bad_specialties", "Name two different specialties.")
     levels = player["specialties"]
+    if levels[first] == levels[second]:
+        raise IllegalAction("same_levels", "Those specialties are at the same level already.")
     levels[first], levels[second] = levels[second], levels[first]
     player["power_used"] = True
 

@@ -131,6 +131,9 @@ def test_christophorus_plantinus_swaps_two_specialty_levels_once_per_round():
     assert refused(
         state, 0, {"type": "swap_specialties", "first": "binding", "second": "binding"}
     ) == ("bad_specialties")
+    assert refused(
+        state, 0, {"type": "swap_specialties", "first": "illuminating", "second": "woodcutting"}
+    ) == ("same_levels")
     act(state, 0, {"type": "swap_specialties", "first": "binding", "second": "typesetting"})
     assert (player["specialties"]["binding"], player["specialties"]["typesetting"]) == (1, 4)
     assert refused(

@@ -196,3 +196,50 @@ def test_the_game_plays_without_characters_as_an_option():
     assert all(p["character"] is None for p in state["seats"]) and state["phase"] == "plan"
     assert state["character_box"] == [] and GUTENBERG.options == {"characters": True}
     assert set(data.CHARACTERS) == data.KNOWN_CHARACTERS
+
+
+def _offer(state, seat, character):
+    """Arrange the character draw so ``seat`` is offered ``character`` (every tile kept once)."""
+    mine = state["seats"][seat]["character_offer"]
+    if character in mine:
+        return
+    for holder in [state["character_box"], *(p["character_offer"] for p in state["seats"])]:
+        if character in holder:
+            holder[holder.index(character)] = mine[0]
+            break
+    mine[0] = character
+    state["character_box"].sort()
+
+
+def test_a_round_with_gutenberg_caxton_plantinus_and_torinus_at_the_table():
+    state = new_game(4, characters=True, seed="characters-scenario")
+    chosen = ["gutenberg", "caxton", "plantinus", "torinus"]
+    for seat, character in enumerate(chosen):
+        _offer(state, seat, character)
+    for seat, character in enumerate(chosen):
+        act(state, seat, {"type": "choose_character", "character": character})
+    finish_setup(state)
+    assert [p["character"] for p in state["seats"]] == chosen
+    # Caxton names his wild ink at the start of the round, before the plans.
+    assert state["phase"] == "choose_wild_ink" and GUTENBERG.status(state)["to_act"] == [1]
+    act(state, 1, {"type": "choose_wild_ink", "ink": "red"})
+    state["seats"][2]["specialties"]["binding"] = 2
+    act(state, 2, {"type": "swap_specialties", "first": "binding", "second": "typesetting"})
+    assert state["seats"][2]["specialties"]["typesetting"] == 2
+    _plan(state, [[1, 1, 1, 1, 3], [2, 2, 2, 1, 1], [0, 0, 0, 0, 1], [0, 3, 0, 0, 0]])
+    assert state["phase"] == "gutenberg"
+    act(state, 0, {"type": "move_marker", "from_row": "patronage", "to_row": "orders"})
+    assert state["queue"] == [0, 1]  # 2 markers each on orders now; Ann is first player
+    while not state["finished"] and state["round"] == 1:
+        to_act = GUTENBERG.status(state)["to_act"]
+        if not to_act:
+            run_system(state)
+            continue
+        seat = to_act[0]
+        pass_first = [a for a in GUTENBERG.legal_actions(state, seat) if a["type"] == "pass"]
+        act(state, seat, (pass_first or GUTENBERG.legal_actions(state, seat))[:1][0])
+    run_system(state)
+    assert state["round"] == 2 and state["phase"] == "choose_wild_ink"
+    caxton, plantinus = state["seats"][1], state["seats"][2]
+    assert caxton["wild_ink"] is None and plantinus["power_used"] is False
+    assert [p["markers"] for p in state["seats"]] == [10, 7, 8, 9]
