@@ -124,6 +124,10 @@ def check_batch(
             raise IllegalAction(
                 "cannot_ignore_type", "Ignore a type the named order's printing card requires."
             )
+        if effects.covers(player["types"], types):
+            raise IllegalAction(
+                "ignore_not_needed", "You own every type these orders need; ignore none."
+            )
         types = _without(types, ignore["letter"])
     if not effects.covers(player["types"], types):
         raise IllegalAction(

@@ -275,3 +275,13 @@ def test_hieronymus_vietor_doubles_the_fame_from_guilders():
     state["seats"][0]["guilders"] = 10
     assert breakdown(state["seats"][0])["guilders"] == 3
     assert breakdown(state["seats"][0])["vietor"] == 3
+
+
+def test_aldus_manutius_ignores_a_type_only_when_one_is_missing():
+    state, _ = _fulfil("manutius", [("P01", "R01"), ("P02", "R02")], {"A": 3, "I": 1})
+    batch = [
+        {"slot": 0, "colours": False, "decorations": False},
+        {"slot": 1, "colours": False, "decorations": False},
+    ]
+    action = {"type": "fulfill_orders", "orders": batch, "ignore": {"slot": 0, "letter": "A"}}
+    assert refused(state, 0, action) == "ignore_not_needed"
