@@ -23,6 +23,7 @@ branch point; docs/history.md explains it with an example.
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 import threading
 from collections import OrderedDict
@@ -127,9 +128,12 @@ class Game:
         )
 
     def to_snapshot(self) -> dict[str, Any]:
+        # The state travels as a JSON string: stores keep payloads as canonical JSON, whose
+        # sorted keys would change the order a ruleset iterates its dicts in, and with it
+        # which card a shuffle or refill draws; the string keeps the order the fold made.
         return {
             "meta": self.meta,
-            "state": self.state,
+            "state_json": json.dumps(self.state, ensure_ascii=False, allow_nan=False),
             "effective": self.effective,
             "redo": self.redo,
         }
@@ -137,10 +141,15 @@ class Game:
     @classmethod
     def from_snapshot(cls, seq: int, payload: dict[str, Any]) -> Game:
         ruleset = _ruleset_for(payload["meta"], seq)
+        state = (
+            json.loads(payload["state_json"])
+            if "state_json" in payload
+            else copy_state(payload["state"])
+        )
         return cls(
             ruleset,
             payload["meta"],
-            copy_state(payload["state"]),
+            state,
             seq,
             list(payload["effective"]),
             list(payload["redo"]),
