@@ -78,3 +78,62 @@ def test_ann_s_assistant_pays_her_when_bob_stops_next_to_it() -> None:
     act(state, BOB, type="shop", tradesman=0, path=["S9", "S5", "S1"], room="I")
     assert state["seats"][ANN]["marks"] == before + 1
     assert bob["capacity"] == 1 and bob["paper"] == 2
+
+
+#: a plain policy: the first legal action of the most preferred type
+PREFERENCE = [
+    "advance_order",
+    "buy_order",
+    "buy_contract",
+    "shop",
+    "reset",
+    "trade_convert",
+    "typeset_on_stick",
+    "place_assistant",
+    "activate_contract",
+    "choose_resource",
+    "use_letter",
+    "travel",
+    "buy_technology",
+    "keep_factory",
+    "draw_factories",
+    "stop_action",
+    "end_production",
+    "pass_buying",
+    "end_turn",
+    "decline",
+]
+
+
+def _preference(action: dict[str, Any]) -> int:
+    kind = action["type"]
+    return PREFERENCE.index(kind) if kind in PREFERENCE else len(PREFERENCE)
+
+
+def play_by_preference(state: dict[str, Any]) -> int:
+    steps = 0
+    while not RULES.status(state)["finished"]:
+        status = RULES.status(state)
+        steps += 1
+        if status["awaiting_system"]:
+            act(state, None, type=status["awaiting_system"])
+            continue
+        seat = status["to_act"][0]
+        legal = RULES.legal_actions(state, seat)
+        action = min(legal, key=_preference)
+        act(state, seat, **action)
+    return steps
+
+
+def test_a_seeded_three_player_game_played_by_a_plain_policy_ends_after_eight_rounds() -> None:
+    state = new_game(3, seed=21)
+    assert play_by_preference(state) == 239
+    assert state["round"] == 8
+    result = RULES.result(state)
+    assert result is not None
+    assert [score["total"] for score in result["scores"]] == [10, -3, 4]
+    assert result["ranking"] == [[0], [2], [1]]
+    for score in result["scores"]:
+        assert score["total"] == sum(score["breakdown"].values())
+    assert [len(p["completed"]) for p in state["seats"]] == [3, 2, 2]
+    assert all(slot is None for slot in state["orders"]["display"])
