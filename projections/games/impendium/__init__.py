@@ -13,15 +13,6 @@ from projections.games.impendium import legal, rules, scoring, summary, view
 from projections.games.impendium.actions import SCHEMAS
 from projections.ruleset import Action, Ruleset, State, register
 
-#: Seat actions that draw a card or roll dice (undo never crosses them).
-REVEALING = {
-    "attack",
-    "build_colony",
-    "construct_federation_star",
-    "place_star",
-    "recruit_faction",
-}
-
 
 class Impendium(Ruleset):
     id = "impendium"
@@ -98,7 +89,7 @@ class Impendium(Ruleset):
         """Automatic steps, dice rolls and card draws bring hidden information to light."""
         if action.get("seat") is None:
             return True
-        return action.get("type") in REVEALING
+        return rules.draws_hidden(before, action)
 
     def action_schemas(self) -> dict[str, Any]:
         """action type -> marshmallow Schema class."""

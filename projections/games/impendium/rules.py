@@ -939,6 +939,46 @@ def final_scoring(state: State, rng: random.Random) -> None:
     state["finished"] = True
 
 
+# -- what a step brings to light -------------------------------------------------------------
+
+
+def draws_hidden(state: State, action: Action) -> bool:
+    """Whether a seat's action rolls dice or draws a card from a deck (undo stops there)."""
+    kind = action.get("type")
+    if kind in ("attack", "recruit_faction"):
+        return True
+    if kind == "construct_federation_star":
+        project = next((p for p in state["projects"] if p["card"] == action.get("project")), None)
+        slot = action.get("slot")
+        if project is None or not isinstance(slot, int) or not 0 <= slot < len(project["discs"]):
+            return False
+        discs = ["new" if i == slot else disc for i, disc in enumerate(project["discs"])]
+        return query.symbol_slots_filled(STARS[project["card"]]["slots"], discs)
+    if kind == "place_star":
+        # A star beside one of its colour draws a harbinger, and may form a galaxy that
+        # draws a ruler card; neither can happen without such a neighbour.
+        pending = state["pending"][0] if state["pending"] else None
+        if pending is None or pending["kind"] != "place_star":
+            return False
+        colour = STARS[pending["card"]]["colour"]
+        position = action.get("position")
+        return (
+            isinstance(position, str)
+            and grid.parse_cell(position) is not None
+            and (_touches_colour(state, position, colour))
+        )
+    if kind == "build_colony":
+        # Control of a galaxy nobody ruled draws a ruler card.
+        seat = action.get("seat")
+        if not isinstance(seat, int) or not 0 <= seat < query.seat_count(state):
+            return False
+        position = query.ark_cell(state, seat)
+        return any(
+            position in galaxy["stars"] and galaxy["card"] is None for galaxy in state["galaxies"]
+        )
+    return False
+
+
 # -- dispatch ------------------------------------------------------------------------------
 
 Handler = Callable[[State, int, Action, random.Random], None]

@@ -9,8 +9,9 @@ import random
 import pytest
 
 from projections.games.impendium import IMPENDIUM, data
+from projections.games.impendium.data import STARS
 from projections.ruleset import get_ruleset
-from tests.unit.impendium.helpers import act, fresh, started, table
+from tests.unit.impendium.helpers import act, fresh, put_star, star_ids, started, table
 
 
 def test_the_ruleset_is_registered_under_its_id() -> None:
@@ -132,8 +133,34 @@ def test_every_step_has_a_readable_timeline_line() -> None:
 def test_dice_and_draws_mark_a_step_undo_cannot_cross() -> None:
     state = table()
     assert IMPENDIUM.reveals_hidden(state, {"type": "attack", "target": 1, "seat": 0})
+    assert IMPENDIUM.reveals_hidden(
+        state, {"type": "recruit_faction", "resource": "water", "seat": 0}
+    )
     assert IMPENDIUM.reveals_hidden(state, {"type": "end_of_round", "seat": None})
     assert not IMPENDIUM.reveals_hidden(state, {"type": "move", "to": "1,0", "seat": 0})
+    assert not IMPENDIUM.reveals_hidden(state, {"type": "build_colony", "slot": 0, "seat": 0})
+
+
+def test_only_the_disc_that_completes_a_project_draws_its_replacement() -> None:
+    state = table()
+    project = state["projects"][0]
+    symbol = [i for i, slot in enumerate(STARS[project["card"]]["slots"]) if "cost" in slot]
+    first = {"type": "construct_federation_star", "project": project["card"], "seat": 0}
+    assert not IMPENDIUM.reveals_hidden(state, {**first, "slot": symbol[0]})
+    for index in symbol[1:]:
+        project["discs"][index] = 1
+    assert IMPENDIUM.reveals_hidden(state, {**first, "slot": symbol[0]})
+
+
+def test_placing_a_star_beside_its_colour_draws_and_elsewhere_does_not() -> None:
+    state = table()
+    blue, twin = star_ids("blue")[:2]
+    put_star(state, "2,0", blue)
+    state["pending"] = [{"kind": "place_star", "seat": 0, "card": twin, "colonies": []}]
+    assert IMPENDIUM.reveals_hidden(state, {"type": "place_star", "position": "4,0", "seat": 0})
+    assert not IMPENDIUM.reveals_hidden(
+        state, {"type": "place_star", "position": "-2,0", "seat": 0}
+    )
 
 
 def test_the_component_data_matches_the_rulebooks_counts() -> None:
