@@ -442,7 +442,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
         )
     action = load_action(game, json_body())
-    result = commands.act(found, game_id, seat, action, expected, key)
+    result = commands.act(found, game_id, seat, action, expected, key, loaded=game)
     view = result.game.ruleset.view(result.game.state, seat)
     headers = {"ETag": etag(result.version)}
     if result.replayed:

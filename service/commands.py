@@ -212,22 +212,25 @@ def act(
     action: Action,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
+    *,
+    loaded: Game | None = None,
 ) -> ActResult:
     """Apply a seat's action and append it.
 
     ``expected_version`` (If-Match) pins the version: stale -> ConcurrencyConflict, nothing
     appended. Without it a concurrent append is retried a bounded number of times on the
     new state. A repeated ``idempotency_key`` of this seat returns the first result.
+    ``loaded`` is the game as the caller just loaded it (a copy it hands over), which
+    saves the first attempt a load.
     """
     # Keys are per seat: another seat reusing a key must never see this seat's response.
     key = f"seat{seat}:{idempotency_key}" if idempotency_key is not None else None
     attempts = services.config.action_retries + 1
     for attempt in range(attempts):
-        game = load_game(services, game_id)
+        game = loaded if attempt == 0 and loaded is not None else load_game(services, game_id)
         try:
             if expected_version is not None and expected_version != game.version:
                 raise ConcurrencyConflict(game_id, expected_version, game.version)
-            _check_may_act(game, seat)
             event, new_state = _decide(game, seat, action)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
             earlier = _earlier_result(services, game_id, seat, key, action)
@@ -251,25 +254,22 @@ def act(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _check_may_act(game: Game, seat: int) -> None:
-    status = game.ruleset.status(game.state)
+def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
+    """The event and the state after it, or the reason the seat may not do this now.
+
+    The rules decide before the turn order is checked, so their own, more telling code wins
+    (``already_bid`` ...); then the turn order is guarded once more for every game: a seat
+    outside ``to_act`` may only take the free actions ``legal_actions`` lists for it
+    (DESIGN.md, the ruleset contract).
+    """
+    ruleset = game.ruleset
+    status = ruleset.status(game.state)
     if status.get("finished"):
         raise IllegalAction("game_finished", "The game is over.")
     if status.get("awaiting_system"):
         raise AwaitingSystemStep(str(status["awaiting_system"]))
-
-
-def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
-    """The rules decide first, so their own, more telling code wins (``already_bid`` ...).
-
-    Then the turn order is guarded once more for every game: a seat outside ``to_act`` may
-    only take the free actions ``legal_actions`` lists for it (DESIGN.md, ruleset contract).
-    """
     event, new_state = decide_action(game, seat, action)
-    ruleset = game.ruleset
-    if seat not in ruleset.status(game.state).get("to_act", []) and not ruleset.legal_actions(
-        game.state, seat
-    ):
+    if seat not in status.get("to_act", []) and not ruleset.legal_actions(game.state, seat):
         raise IllegalAction("not_your_turn", "It is not your turn.")
     return event, new_state
 
