@@ -268,8 +268,7 @@ def list_games() -> Response:
     games = []
     for row in page.rows:
         public = row.public()
-        public["id"] = public.pop("game_id")
-        games.append(public)
+        games.append({"id": public.pop("game_id"), **public})
     return jsonify({"games": games, "next_cursor": page.next_cursor})
 
 
