@@ -531,6 +531,10 @@ def answer_trade(state: State, seat: int, action: Action, rng: random.Random) ->
             state["seats"][seat]["resources"],
             state["seats"][pending["from"]]["resources"],
         )
+        if not components.can_pay(mine, pending["get"]) or not components.can_pay(
+            theirs, pending["give"]
+        ):
+            raise IllegalAction("insufficient_resources", "One side no longer holds its part.")
         components.pool_pay(mine, pending["get"])
         components.pool_add(theirs, pending["get"])
         components.pool_pay(theirs, pending["give"])

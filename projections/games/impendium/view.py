@@ -91,8 +91,7 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     _resample_diplomacy(fresh, seat, rng)
     for pending in fresh["pending"]:
         if pending["kind"] == "trade" and seat not in (pending["seat"], pending["from"]):
-            give, get = components.shuffled(RESOURCES, rng)[:2]
-            pending["give"], pending["get"] = {give: 1}, {get: 1}
+            _redraw_offer(fresh, pending, rng)
     return fresh
 
 
@@ -109,6 +108,17 @@ def _resample_stars(fresh: State, rng: random.Random) -> None:
     for seat in waiting:
         fresh["setup_stars"][seat] = unseen.pop()
     fresh["decks"]["stars"]["draw_pile"] = unseen
+
+
+def _redraw_offer(fresh: State, pending: dict[str, Any], rng: random.Random) -> None:
+    """Some offer of one held resource for another, as the hidden one was."""
+    offerer = fresh["seats"][pending["from"]]["resources"]
+    target = fresh["seats"][pending["seat"]]["resources"]
+    gives = [r for r in RESOURCES if offerer[r] > 0]
+    pairs = [(g, t) for g in gives for t in RESOURCES if t != g and target[t] > 0]
+    if pairs:
+        give, get = pairs[rng.randrange(len(pairs))]
+        pending["give"], pending["get"] = {give: 1}, {get: 1}
 
 
 def _shuffle_keeping(pile: list[str], known: set[str], rng: random.Random) -> list[str]:

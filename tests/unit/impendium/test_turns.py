@@ -125,6 +125,13 @@ def test_a_rejected_trade_changes_nothing() -> None:
     assert [m["resources"]["water"] for m in state["seats"]] == [5, 5]
 
 
+def test_accepting_a_trade_that_a_side_can_no_longer_cover_is_refused() -> None:
+    state = table()
+    act(state, 0, "offer_trade", target=1, give={"water": 2}, get={"hydrogen": 1})
+    state["seats"][0]["resources"]["water"] = 1  # as in a branch redrawn by another seat
+    refused(state, 1, {"type": "answer_trade", "accept": True}, "insufficient_resources")
+
+
 # -- build a colony -----------------------------------------------------------------------------
 
 
