@@ -48,8 +48,49 @@ def view(state: State, seat: int | None, status: dict[str, Any]) -> dict[str, An
             "pending": [_pending_view(p, seat) for p in state["pending"]],
             "finished": state["finished"],
             "result": state["final"],
+            "catalogue": _catalogue(state, seat),
+            "reward_track": {str(level): r for level, r in sorted(data.REWARD_TRACK.items())},
         }
     )
+
+
+def _catalogue(state: State, seat: int | None) -> dict[str, dict[str, Any]]:
+    """What every card, gear and tile in sight shows, so a client needs no rulebook."""
+    board, draft = state["board"], state["draft"]
+    seen: dict[str, set[str]] = {kind: set() for kind in _TABLES}
+    seen["printing"].update(board["printing"], draft["printing"])
+    seen["refinement"].update(board["refinement"], draft["refinement"])
+    seen["specialty"].update(board["specialty"])
+    seen["gears"].update(board["gears"])
+    seen["patronage"].update(space["card"] for space in board["patronage"])
+    for other, player in enumerate(state["seats"]):
+        for order in player["orders"]:
+            seen["printing"].add(order["printing"])
+            seen["refinement"].add(order["refinement"])
+        seen["gears"].update(axle["gear"] for axle in player["gears"] if axle)
+        seen["patronage"].update(player["patronage"])
+        seen["characters"].add(player["character"])
+        if other == seat:
+            seen["characters"].update(player["character_offer"])
+    for pending in state["pending"]:
+        if pending["seat"] == seat:
+            seen["printing"].update(pending.get("printing", ()))
+            seen["refinement"].update(pending.get("refinement", ()))
+            seen["gears"].update(pending.get("gears", ()))
+    return {
+        kind: {card: _TABLES[kind][card] for card in sorted(c for c in ids if c)}
+        for kind, ids in seen.items()
+    }
+
+
+_TABLES: dict[str, dict[str, dict[str, Any]]] = {
+    "printing": data.PRINTING,
+    "refinement": data.REFINEMENT,
+    "specialty": data.SPECIALTY_CARDS,
+    "gears": data.GEARS,
+    "patronage": data.PATRONAGE,
+    "characters": data.CHARACTERS,
+}
 
 
 def _seat_view(state: State, other: int, seat: int | None) -> dict[str, Any]:

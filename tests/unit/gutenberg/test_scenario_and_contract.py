@@ -243,3 +243,16 @@ def test_a_round_with_gutenberg_caxton_plantinus_and_torinus_at_the_table():
     caxton, plantinus = state["seats"][1], state["seats"][2]
     assert caxton["wild_ink"] is None and plantinus["power_used"] is False
     assert [p["markers"] for p in state["seats"]] == [10, 7, 8, 9]
+
+
+def test_views_carry_what_every_card_in_sight_shows_but_not_another_seats_draw():
+    state = at_row(in_round(2), "patronage", [0, 1])
+    act(state, 0, {"type": "patronage_reward", "reward": "order"}, seed=2)
+    drawn = state["pending"][0]["printing"]
+    mine, theirs = GUTENBERG.view(state, 0), GUTENBERG.view(state, 1)
+    card = state["board"]["refinement"][0]
+    assert mine["catalogue"]["refinement"][card] == data.REFINEMENT[card]
+    assert set(drawn) <= set(mine["catalogue"]["printing"])
+    visible = {o["printing"] for p in state["seats"] for o in p["orders"]}
+    assert not (set(drawn) - visible) & set(theirs["catalogue"]["printing"])
+    assert mine["reward_track"]["2"] == data.REWARD_TRACK[2]
