@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from projections.games.impendium.data import DIPLOMACY, FACTIONS, HARBINGERS, RESOURCES, STARS
+from projections.games.impendium.data import DIPLOMACY, FACTIONS, RESOURCES, STARS
 
 CELL = validate.Regexp(r"^-?\d+,-?\d+$", error="A map cell is written 'x,y'.")
 SEAT = validate.Range(min=0, max=5)
@@ -107,6 +107,3 @@ SCHEMAS: dict[str, type[Schema]] = {
         faction=fields.String(validate=validate.OneOf(sorted(FACTIONS))),
     ),
 }
-
-# Harbinger ids are checked by the reducer (the schema names the place, not the card).
-assert HARBINGERS

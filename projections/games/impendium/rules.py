@@ -32,7 +32,6 @@ from projections.games.impendium import effects
 from projections.games.impendium import state as query
 from projections.games.impendium.data import (
     ARK_COLOURS,
-    COLOURS,
     DIPLOMACY,
     FACTIONS,
     HARBINGERS,
@@ -43,6 +42,8 @@ from projections.games.impendium.data import (
 from projections.ruleset import Action, IllegalAction, State
 
 VARIANTS = ("competitive", "solo", "semi_cooperative", "cooperative")
+#: The four actions of a turn, each at most once (3. Action Turns); the two forms of a
+#: federation project share one.
 MAIN_ACTIONS = ("move", "build_colony", "federation_project", "recruit_faction")
 SYSTEM_TYPES = ("generate_resources", "activate_harbingers", "end_of_round", "final_scoring")
 VP_SOURCES = ("federation_stars", "harbinger_majority", "harbinger_discs", "rulers", "diplomacy")
@@ -372,6 +373,7 @@ def require_turn(state: State, seat: int) -> dict[str, Any]:
 
 
 def _require_unused(turn: dict[str, Any], action: str) -> None:
+    assert action in MAIN_ACTIONS
     if action in turn["used"] and not (action == "move" and turn["moving"]):
         raise IllegalAction(
             "action_already_taken",
@@ -1054,6 +1056,3 @@ def apply(state: State, action: Action, rng: random.Random) -> None:
         raise IllegalAction("bad_seat", "No such seat in this game.")
     handler(state, seat, action, rng)
     _check_end(state)
-
-
-__all__ = ["COLOURS", "apply", "due_system_step", "setup"]
