@@ -15,7 +15,7 @@ from typing import Any
 
 from projections import components
 from projections.fold import copy_state
-from projections.games.gutenberg import data
+from projections.games.gutenberg import data, effects, gears
 from projections.ruleset import Action, State
 
 DRAWN_KEYS = {"order": ("printing", "refinement"), "guillard": ("gears",)}
@@ -104,6 +104,12 @@ def _seat_view(state: State, other: int, seat: int | None) -> dict[str, Any]:
     shown["character_offer"] = player["character_offer"] if own else len(player["character_offer"])
     shown["character_chosen"] = player["character_choice"] is not None
     shown["character_choice"] = player["character_choice"] if own else None
+    # Conveniences a client would otherwise compute from the rules.
+    shown["gears"] = [
+        None if axle is None else {**axle, "active_sector": gears.active_sector(axle)}
+        for axle in player["gears"]
+    ]
+    shown["next_type_cost"] = effects.type_cost(player)
     return shown
 
 
