@@ -214,6 +214,20 @@ def _fulfil(state: State, seat: int, action: Action) -> str:
     return f"fulfilled {len(names)} order(s): {', '.join(names)}"
 
 
+def _gear_line(state: State, seat: int, action: Action) -> str:
+    axle = state["seats"][seat]["gears"][action["axle"]]
+    symbol = gears.active_sector(axle)["symbol"].replace("_", " ") if axle else "nothing"
+    details = [
+        f"{key} {' and '.join(value) if isinstance(value, list) else value}"
+        for key, value in action.items()
+        if key not in _PLAIN
+    ]
+    extra = f": {', '.join(details)}" if details else ""
+    return f"used the gear on axle {action['axle'] + 1} ({symbol}{extra})"
+
+
+_PLAIN = ("type", "axle", "seat")
+
 _LINES: dict[str, Callable[[State, int, Action], str]] = {
     "choose_character": lambda s, n, a: "chose a character",
     "draft_order": lambda s, n, a: f"drafted the order {a['printing']}+{a['refinement']}",
@@ -234,7 +248,7 @@ _LINES: dict[str, Callable[[State, int, Action], str]] = {
     "take_patronage": lambda s, n, a: f"took the patronage card {a['card']}",
     "fulfill_orders": _fulfil,
     "buy_type": lambda s, n, a: f"bought the type {a['letter']}",
-    "activate_gear": lambda s, n, a: f"used the gear on axle {a['axle'] + 1}",
+    "activate_gear": lambda s, n, a: _gear_line(s, n, a),
     "swap_specialties": lambda s, n, a: f"swapped {a['first']} and {a['second']}",
     "keep_order": lambda s, n, a: f"kept the order {a['printing']}+{a['refinement']}",
     "redraw_order": lambda s, n, a: f"paid 2 guilders to draw 2 more {a['cards']} cards",

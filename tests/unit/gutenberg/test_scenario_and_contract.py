@@ -256,3 +256,14 @@ def test_views_carry_what_every_card_in_sight_shows_but_not_another_seats_draw()
     visible = {o["printing"] for p in state["seats"] for o in p["orders"]}
     assert not (set(drawn) - visible) & set(theirs["catalogue"]["printing"])
     assert mine["reward_track"]["2"] == data.REWARD_TRACK[2]
+
+
+def test_a_gear_summary_says_which_sector_was_used_and_how():
+    from tests.unit.gutenberg.helpers import put_gear
+
+    state = in_round(2)
+    put_gear(state, 0, 0, "G01", 0)
+    action = {"type": "activate_gear", "axle": 0, "give": "red", "take": ["blue"], "seat": 0}
+    assert GUTENBERG.summarize(state, action) == (
+        "Ann used the gear on axle 1 (swap ink: give red, take blue)"
+    )
