@@ -168,10 +168,13 @@ def test_a_branch_token_may_undo_any_step_of_its_branch(
     game = finished_game(client, services)
     made = branch(client, game, NOBODY, at=7).json
     holder = bearer(made["token"])
-    for _ in range(3):  # Bob's draw, Ann's play, the reveal
-        assert client.post(f"/games/{made['id']}/undo", headers=holder).status_code == 201
+    # the final scoring, Bob's draw, Ann's play: at once, or the scoring would run again
+    response = client.post(f"/games/{made['id']}/undo?steps=3", headers=holder)
+    assert response.status_code == 201, response.json
+    settle(services)
     status = client.get(f"/games/{made['id']}").json["status"]
-    assert status["phase"] == "bid" and status["awaiting_system"] == "reveal_bids"
+    assert status["phase"] == "turns" and status["to_act"] == [0]
+    assert client.post(f"/games/{made['id']}/undo", headers=holder).status_code == 201
     problem(client.post(f"/games/{game['id']}/undo", headers=holder), 401, "invalid_token")
 
 
