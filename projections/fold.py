@@ -529,6 +529,14 @@ class Folder:
         with self._lock:
             self._cache.pop(game_id, None)
 
+    def stepper(self, game_id: str) -> tuple[Fetch, Rebuild]:
+        """What ``advance`` needs to fold this game's events one by one (e.g. a timeline):
+        reading one event, and rebuilding after an undo from the nearest snapshot."""
+        return (
+            lambda seq: self._fetch(game_id, seq),
+            lambda effective, before: self._rebuild(game_id, effective, before),
+        )
+
     # internals
 
     def _remember(self, game: Game) -> None:
