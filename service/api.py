@@ -318,6 +318,9 @@ def get_state(game_id: str) -> Response:
       security: [{}, {seatToken: []}]
       parameters:
         - IfNoneMatch
+        - {in: query, name: at, schema: {type: integer, minimum: 1},
+           description: "Time travel: the state after event N, as this viewer could see it
+             (service/history.py; If-None-Match is not used then)"}
       responses:
         200:
           description: The seat's view; ``ETag`` is the game's version.
@@ -331,7 +334,13 @@ def get_state(game_id: str) -> Response:
           headers:
             ETag: ETag
         401: Unauthorized
+        403: Forbidden
+        409: Conflict
     """
+    if "at" in request.args:
+        from service.history import state_at
+
+        return state_at(game_id, request.args["at"])
     game = commands.load_game(services(), game_id)
     viewer = viewer_of(game)
     tag = etag(game.version)
