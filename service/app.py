@@ -16,7 +16,7 @@ from service.errors import register_error_handlers
 
 #: Blueprints of the other parts of the service (notifications, the live stream), each a
 #: module exposing ``bp``; registered when present.
-EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream")
+EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream", "service.history")
 
 
 def create_app(config: Config | None = None, services: Services | None = None) -> Flask:
