@@ -82,7 +82,7 @@ class Restoration(Ruleset):
         if turn["placed"] and turn["moves_left"] > 0:
             touching = state["positions"][turn["position"]]["influence"]
             found += [{"type": "move", "workshop": workshop} for workshop in touching]
-        elif turn["placed"]:
+        elif turn["placed"] or not found:
             found.append({"type": "end_turn"})
         plays = [
             {"type": "play_manager", "manager": card, "effect": effect}

@@ -352,7 +352,9 @@ def do_move(state: State, seat: int, action: Action, rng: random.Random) -> None
 
 def check_end_turn(state: State, seat: int, action: Action) -> None:
     turn = own_turn(state, seat)
-    if not turn["placed"]:
+    # A manager played before placing can use up the last worker (a construction started)
+    # or the reputation a placement needs; such a turn may then end without a placement.
+    if not turn["placed"] and placements(state, seat):
         raise IllegalAction("place_first", "Place a worker before ending your turn.")
     if turn["moves_left"] > 0:
         raise IllegalAction(

@@ -249,3 +249,14 @@ def test_nothing_may_be_done_while_an_automatic_step_is_due() -> None:
 def test_a_seat_acting_outside_the_construction_phase_is_refused() -> None:
     state = RESTORATION.setup(NAMES[:2], {"arrangement": "first_game"}, random.Random(1))
     assert refused(state, 0, "place_worker", position="AB1", artisan=False) == "phase_mismatch"
+
+
+def test_a_turn_may_end_unplaced_once_a_manager_used_up_the_last_worker() -> None:
+    state = table(3, event="masters_visit")
+    state["seats"][0].update(board_workers=1, board_artisans=0, rest=1, hand=["master_mason"])
+    act(state, 0, "play_manager", manager="master_mason", effect="A")  # a Breakthrough
+    tile = state["construction"]["display"][0]
+    act(state, 0, "start_construction", tile=tile)  # takes the last worker off the board
+    assert RESTORATION.legal_actions(state, 0) == [{"type": "end_turn"}]
+    act(state, 0, "end_turn")
+    assert RESTORATION.status(state)["to_act"] == [1]
