@@ -7,14 +7,19 @@ from projections.games.impendium.data import FACTIONS, HARBINGERS, STARS
 from tests.unit.impendium.helpers import Dice, act, auto, producing, put_star, refused, table
 
 
-def test_recruiting_under_water_with_four_water_colonies_costs_ten_water() -> None:
-    # "if I want to recruit the faction below the water symbol and I have 4 colonies that
-    # can produce water, I must pay 10 water to recruit that faction."
+def _four_water_colonies(water: int) -> dict:
     state = table()
     water_stars = producing("water")
     put_star(state, "2,0", water_stars[0], [0, 0])
     put_star(state, "-2,0", water_stars[1], [0, 0])
-    state["seats"][0]["resources"]["water"] = 10
+    state["seats"][0]["resources"]["water"] = water
+    return state
+
+
+def test_recruiting_under_water_with_four_water_colonies_costs_ten_water() -> None:
+    # "if I want to recruit the faction below the water symbol and I have 4 colonies that
+    # can produce water, I must pay 10 water to recruit that faction."
+    state = _four_water_colonies(10)
     wanted = state["subverting"]["water"]
     act(state, 0, "recruit_faction", resource="water")
     assert state["seats"][0]["resources"]["water"] == 0
@@ -22,11 +27,7 @@ def test_recruiting_under_water_with_four_water_colonies_costs_ten_water() -> No
 
 
 def test_recruiting_under_water_refuses_nine_water_with_four_water_colonies() -> None:
-    state = table()
-    water_stars = producing("water")
-    put_star(state, "2,0", water_stars[0], [0, 0])
-    put_star(state, "-2,0", water_stars[1], [0, 0])
-    state["seats"][0]["resources"]["water"] = 9
+    state = _four_water_colonies(9)
     refused(state, 0, {"type": "recruit_faction", "resource": "water"}, "insufficient_resources")
 
 
