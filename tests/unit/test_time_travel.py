@@ -3,13 +3,14 @@ branches alike, equals the reference fold of the first N events."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from events.config import open_store
-from events.envelope import Envelope, NewEvent
+from events.envelope import Envelope, NewEvent, canonical_json
 from events.store import EventStore
 from projections.fold import (
     Folder,
@@ -147,3 +148,12 @@ def test_the_timeline_has_a_line_round_phase_and_scores_for_every_event() -> Non
     assert all(entry["summary"] for entry in entries)
     assert entries[-1]["scores"] == game.state["scores"]
     assert entries[1]["summary"].endswith("made a secret bid")
+
+
+def test_a_snapshot_keeps_the_effective_history_as_runs_and_gives_it_back() -> None:
+    envelopes = sandbox_with_undos().envelopes
+    game = fold(envelopes)
+    payload = json.loads(canonical_json(game.to_snapshot()))
+    assert len(payload["effective_runs"]) < len(game.effective) / 3
+    again = Game.from_snapshot(game.version, payload)
+    assert (again.effective, again.redo, again.state) == (game.effective, game.redo, game.state)
