@@ -303,7 +303,8 @@ class RedisJobState(JobState):
         return cls(redis.Redis.from_url(url, decode_responses=True))
 
     @staticmethod
-    def _webhooks_key(game_id: str) -> str:
+    def webhooks_key(game_id: str) -> str:
+        """The hash of a game's webhooks (its existence: the game has webhooks)."""
         return f"meeple:{{{game_id}}}:webhooks"
 
     @staticmethod
@@ -335,13 +336,13 @@ class RedisJobState(JobState):
     def add_webhook(self, webhook: Record) -> None:
         record = {key: value for key, value in webhook.items() if key != "cursor"}
         with self.client.pipeline() as pipe:
-            pipe.hset(self._webhooks_key(webhook["game_id"]), webhook["id"], json.dumps(record))
+            pipe.hset(self.webhooks_key(webhook["game_id"]), webhook["id"], json.dumps(record))
             pipe.hset(self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"])
             pipe.execute()
 
     def webhooks(self, game_id: str) -> list[Record]:
         with self.client.pipeline() as pipe:
-            pipe.hgetall(self._webhooks_key(game_id))
+            pipe.hgetall(self.webhooks_key(game_id))
             pipe.hgetall(self._cursors_key(game_id))
             records, cursors = pipe.execute()
         found = [
@@ -351,11 +352,11 @@ class RedisJobState(JobState):
         return sorted(found, key=lambda webhook: (webhook["created_at"], webhook["id"]))
 
     def has_webhooks(self, game_id: str) -> bool:
-        return bool(self.client.exists(self._webhooks_key(game_id)))
+        return bool(self.client.exists(self.webhooks_key(game_id)))
 
     def remove_webhook(self, game_id: str, webhook_id: str) -> bool:
         with self.client.pipeline() as pipe:
-            pipe.hdel(self._webhooks_key(game_id), webhook_id)
+            pipe.hdel(self.webhooks_key(game_id), webhook_id)
             pipe.hdel(self._cursors_key(game_id), webhook_id)
             removed, _ = pipe.execute()
         return bool(removed)

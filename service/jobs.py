@@ -40,7 +40,7 @@ import redis
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import commands, notifications
-from service.job_state import JobState, open_job_state
+from service.job_state import JobState, RedisJobState, open_job_state
 
 log = logging.getLogger(__name__)
 
@@ -165,12 +165,22 @@ def notify(services: Any, game_id: str, version: int) -> int:
     history = notifications.GameHistory(services.folder, game_id)
     created = 0
     for hook in hooks:
-        mine = [envelope for envelope in envelopes if envelope["seq"] > hook["cursor"]]
-        deliveries = notifications.deliveries_for(hook, mine, history, finished)
-        if jobs.state.claim(hook, upto, deliveries):
-            created += len(deliveries)
-            for delivery in deliveries:
-                jobs.enqueue_delivery(game_id, delivery["id"], 1)
+        # Another notify run may move the cursor between our read and our claim (it read an
+        # older version of the game); then claim what is left after its cursor.
+        for _ in range(10):
+            if hook["cursor"] >= upto:
+                break
+            mine = [envelope for envelope in envelopes if envelope["seq"] > hook["cursor"]]
+            deliveries = notifications.deliveries_for(hook, mine, history, finished)
+            if jobs.state.claim(hook, upto, deliveries):
+                created += len(deliveries)
+                for delivery in deliveries:
+                    jobs.enqueue_delivery(game_id, delivery["id"], 1)
+                break
+            again = [found for found in jobs.state.webhooks(game_id) if found["id"] == hook["id"]]
+            if not again:
+                break  # removed meanwhile
+            hook = again[0]
     return created
 
 
@@ -255,20 +265,32 @@ class Jobs:
         self._appended = threading.Condition()
         self._append_counts: dict[str, int] = {}
 
-    def after_append(self, game_id: str, version: int) -> None:
+    def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
-        read models' catch-up; and wake the game's live streams."""
-        try:
-            game: Game = self.services.folder.load(game_id)
-        except KeyError:
-            return
+        read models' catch-up; and wake the game's live streams.
+
+        ``game``, when the caller holds the game at ``version``, saves reading it again.
+        """
+        if game is None or game.version != version:
+            try:
+                game = self.services.folder.load(game_id)
+            except KeyError:
+                return
         if game.version == version and game.ruleset.status(game.state).get("awaiting_system"):
             # Written down first: if the job is lost, the sweep still finds the step due.
             self.state.mark_due(game_id, version, time.time())
             self.enqueue("system_step", game_id, version, job_id=system_step_key(game_id, version))
-        self.publish(game_id, version)
-        if self.state.has_webhooks(game_id):
+        if self.announce(game_id, version):
             self.enqueue("notify", game_id, version, job_id=f"notify-{game_id}", queue="notify")
+        self.catch_up_soon()
+
+    def announce(self, game_id: str, version: int) -> bool:
+        """Wake the game's live streams; whether the game has webhooks to notify."""
+        self.publish(game_id, version)
+        return self.state.has_webhooks(game_id)
+
+    def catch_up_soon(self) -> None:
+        """Have the read models catch up with the appends so far."""
         self.enqueue("catch_up", job_id="catch_up", queue="notify")
 
     def enqueue_delivery(self, game_id: str, delivery_id: str, attempt: int) -> None:
@@ -441,6 +463,8 @@ class RQJobs(Jobs):
     FAILURE_TTL = 24 * 3600
     #: A job running longer than this is stopped by its worker (seconds).
     JOB_TIMEOUT = 120
+    #: Seconds between two catch-up jobs enqueued by one process.
+    CATCH_UP_EVERY = 0.5
 
     def __init__(
         self, services: Any, state: JobState, settings: JobSettings, redis_url: str
@@ -449,6 +473,8 @@ class RQJobs(Jobs):
         from rq import Queue
 
         self.connection = redis.Redis.from_url(redis_url)
+        self._catch_up_lock = threading.Lock()
+        self._next_catch_up = 0.0
         self.queues = {
             "steps": Queue(STEPS_QUEUE, connection=self.connection),
             "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
@@ -473,9 +499,31 @@ class RQJobs(Jobs):
             job_timeout=self.JOB_TIMEOUT,
         )
 
+    def catch_up_soon(self) -> None:
+        """At most one catch-up job per ``CATCH_UP_EVERY`` seconds from this process: under
+        load one catch-up reads many appends at once, and every worker's sweep catches up
+        too, so the read models trail the log by a moment at most."""
+        now = time.monotonic()
+        with self._catch_up_lock:
+            if now < self._next_catch_up:
+                return
+            self._next_catch_up = now + self.CATCH_UP_EVERY
+        super().catch_up_soon()
+
     def publish(self, game_id: str, version: int) -> None:
         super().publish(game_id, version)
         self.connection.publish(appended_channel(game_id), str(version))
+
+    def announce(self, game_id: str, version: int) -> bool:
+        if not isinstance(self.state, RedisJobState):
+            return super().announce(game_id, version)
+        # One round trip for both questions: this runs after every append.
+        Jobs.publish(self, game_id, version)
+        with self.state.client.pipeline(transaction=False) as pipe:
+            pipe.publish(appended_channel(game_id), str(version))
+            pipe.exists(self.state.webhooks_key(game_id))
+            _, webhooks = pipe.execute()
+        return bool(webhooks)
 
     def subscribe(self, game_id: str) -> Subscription:
         return RedisSubscription(self.connection, game_id)

@@ -220,6 +220,7 @@ def test_deliveries_are_signed_retried_until_accepted_and_every_attempt_is_recor
     register(client, game, ann, receiver.url, ["action"])
     act(client, game, 0, {"type": "bid", "amount": 7})
     receiver.wait_for(lambda bodies: len(bodies) == 1)
+    assert services.jobs.wait_idle(30)  # the accepted attempt is recorded
     assert len(receiver.received) == 3
     for hit in receiver.received:
         header = hit["headers"][SIGNATURE_HEADER]

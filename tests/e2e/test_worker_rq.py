@@ -237,8 +237,9 @@ def test_two_workers_running_the_same_step_at_once_append_it_once(
     # The job the append enqueued under its deterministic id, and eight more copies of it.
     jobs = [Job.fetch(system_step_key(game_id, version), connection=queue.connection)]
     jobs += [queue.enqueue(run_job, "system_step", game_id, version) for _ in range(8)]
-    deployment.start_worker()
-    deployment.start_worker()
+    # Their sweeps wait long enough to leave the step to the jobs.
+    deployment.start_worker(MEEPLE_STEP_GRACE="600")
+    deployment.start_worker(MEEPLE_STEP_GRACE="600")
     wait_until(
         lambda: all(job.get_status() == "finished" for job in jobs), "jobs not run", deployment
     )

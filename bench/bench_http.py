@@ -1,0 +1,413 @@
+"""HTTP actions/s and latency of the API (gunicorn, Redis store) against one bare XADD per request.
+
+The deployment of compose.yaml on loopback: a redis-server started here on a free port with
+AOF ``appendfsync always``, gunicorn with 2 gthread workers serving ``create_app()`` on the
+Redis store, and one ``meeple worker`` doing the automatic steps. Games of every product
+ruleset are created with a known seed (admin key) and played ahead in memory, so the load
+generator knows a legal action for every position and only POSTs actions: 16 keep-alive
+connections (2 processes x 8 threads, so the client's GIL is not the bottleneck) spread over many
+games; a game waiting for its automatic step (409) is set aside and retried later.
+
+The baseline is the same gunicorn serving a bare Flask endpoint that does one XADD per
+request to the same Redis, driven by the same load generator in the same run. Each phase
+runs ``MEEPLE_BENCH_SECONDS`` (default 6) seconds at most.
+
+``MEEPLE_BENCH_PROFILE=1`` also prints where the API's time goes: one process serving the
+same POSTs through the Flask test client under cProfile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import cProfile
+import http.client
+import json
+import multiprocessing
+import os
+import pstats
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN_KEY = "bench-admin-key-0123456789abcdef"
+CONNECTIONS = 16
+PROCESSES = 2
+GAMES = 96
+GUNICORN_WORKERS = 2
+GUNICORN_THREADS = 8
+WORKER_CODE = "from service.cli import main; raise SystemExit(main(['worker']))"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(check: Callable[[], bool], what: str, patience: float = 60.0) -> None:
+    deadline = time.monotonic() + patience
+    while True:
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            if check():
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not come up")
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def redis_server(directory: Path) -> Iterator[str]:
+    """A throwaway redis-server with AOF fsync'd on every write; yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("the HTTP bench needs redis-server (apt-get install redis-server)")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
+         "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+         "--maxmemory-policy", "noeviction", "--protected-mode", "no"],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        import redis
+
+        client = redis.Redis(port=port)
+        wait_for(lambda: bool(client.ping()), "redis-server")
+        client.close()
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
+    """gunicorn serving ``app`` with the bench's workers and threads; yields its port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", f"--bind=127.0.0.1:{port}",
+         f"--workers={GUNICORN_WORKERS}", "--worker-class=gthread",
+         f"--threads={GUNICORN_THREADS}", "--keep-alive=30", "--log-level=warning", app],
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: _get(port, "/health") < 500, f"gunicorn {app}")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _get(port: int, path: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        return int(response.status)
+    finally:
+        connection.close()
+
+
+def baseline_app() -> Any:
+    """The baseline: a bare Flask endpoint appending its body with one XADD."""
+    import redis
+    from flask import Flask, jsonify, request
+
+    app = Flask("baseline")
+    client = redis.Redis.from_url(os.environ["MEEPLE_STORE_URL"])
+
+    @app.get("/health")
+    def health() -> Any:
+        return jsonify({"status": "ok"})
+
+    @app.post("/games/<game_id>/actions")
+    def append(game_id: str) -> Any:
+        body = request.get_json()
+        entry = client.xadd(f"baseline:{{{game_id}}}", {"e": json.dumps(body)})
+        return jsonify({"id": entry.decode()}), 201
+
+    return app
+
+
+# -- the games and their plans ------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """A game the load generator plays: its id, seat tokens and the seat actions in order."""
+
+    game_id: str
+    tokens: list[str]
+    moves: list[tuple[int, dict[str, Any]]]
+    next: int = 0
+
+
+def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """The body creating game ``number`` (a product ruleset, a known seed) and the seat
+    actions of a random playout of it, in order (the automatic steps are the worker's)."""
+    from projections.fold import step_action
+    from projections.simulate import play_random
+    from service.openapi import product_rulesets
+
+    rulesets = product_rulesets()
+    ruleset = rulesets[number % len(rulesets)]
+    players = [f"P{seat}" for seat in range(min(max(2, ruleset.min_players), 4))]
+    seed = f"bench-{number}"
+    _, log = play_random(ruleset, players, seed)
+    moves = []
+    for envelope in log.envelopes:
+        if envelope["type"] == "action":
+            action = step_action(envelope)
+            seat = action.pop("seat")
+            moves.append((int(seat), action))
+    return {"ruleset": ruleset.id, "players": players, "seed": seed}, moves
+
+
+def plan_games(port: int, count: int, first: int = 0) -> list[Plan]:
+    """Create ``count`` games over HTTP with known seeds, each played ahead in memory."""
+    plans = []
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN_KEY}"}
+    for number in range(first, first + count):
+        body, moves = game_plan(number)
+        connection.request("POST", "/games", json.dumps(body), headers)
+        response = connection.getresponse()
+        created = json.loads(response.read())
+        if response.status != 201:
+            raise RuntimeError(f"could not create a {body['ruleset']} game: {created}")
+        tokens = [seat["token"] for seat in created["seats"]]
+        plans.append(Plan(created["id"], tokens, moves))
+    connection.close()
+    return plans
+
+
+def baseline_plans(count: int, moves: int = 10_000) -> list[Plan]:
+    return [
+        Plan(f"baseline-{number}", ["-"], [(0, {"type": "bid", "amount": 1})] * moves)
+        for number in range(count)
+    ]
+
+
+# -- the load generator ---------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    appended: int = 0
+    waits: int = 0
+    errors: dict[int, int] = field(default_factory=dict)
+
+
+def drive(port: int, plans: list[Plan], seconds: float, tally: Tally, lock: threading.Lock) -> None:
+    """One connection: POST the next move of each of its games in turn until time is up."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    deadline = time.perf_counter() + seconds
+    waiting: dict[str, float] = {}
+    mine = Tally()
+    while time.perf_counter() < deadline:
+        ready = [plan for plan in plans if plan.next < len(plan.moves)]
+        if not ready:
+            break
+        progressed = False
+        for plan in ready:
+            if waiting.get(plan.game_id, 0.0) > time.perf_counter():
+                continue
+            seat, action = plan.moves[plan.next]
+            headers = {
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {plan.tokens[seat]}",
+            }
+            began = time.perf_counter()
+            connection.request(
+                "POST", f"/games/{plan.game_id}/actions", json.dumps(action), headers
+            )
+            response = connection.getresponse()
+            response.read()
+            took = time.perf_counter() - began
+            if response.status == 201:
+                mine.latencies.append(took)
+                mine.appended += 1
+                plan.next += 1
+                progressed = True
+            elif response.status == 409:
+                mine.waits += 1  # the automatic step is pending: come back to this game later
+                waiting[plan.game_id] = time.perf_counter() + 0.005
+            else:
+                mine.errors[response.status] = mine.errors.get(response.status, 0) + 1
+                plan.next = len(plan.moves)  # stop playing a game that went astray
+            if time.perf_counter() >= deadline:
+                break
+        if not progressed:
+            time.sleep(0.001)
+    connection.close()
+    with lock:
+        tally.latencies.extend(mine.latencies)
+        tally.appended += mine.appended
+        tally.waits += mine.waits
+        for status, count in mine.errors.items():
+            tally.errors[status] = tally.errors.get(status, 0) + count
+
+
+def _load_process(port: int, slices: list[list[Plan]], seconds: float, results: Any) -> None:
+    tally = Tally()
+    lock = threading.Lock()
+    threads = [
+        threading.Thread(target=drive, args=(port, games, seconds, tally, lock)) for games in slices
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results.put((tally.latencies, tally.appended, tally.waits, tally.errors))
+
+
+def load(port: int, plans: list[Plan], seconds: float) -> tuple[float, Tally]:
+    """Drive ``CONNECTIONS`` connections over ``PROCESSES`` processes; (elapsed, tally)."""
+    per_connection = [plans[index::CONNECTIONS] for index in range(CONNECTIONS)]
+    threads_each = CONNECTIONS // PROCESSES
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    processes = [
+        context.Process(
+            target=_load_process,
+            args=(
+                port,
+                per_connection[n * threads_each : (n + 1) * threads_each],
+                seconds,
+                results,
+            ),
+        )
+        for n in range(PROCESSES)
+    ]
+    began = time.perf_counter()
+    for process in processes:
+        process.start()
+    total = Tally()
+    for _ in processes:
+        latencies, appended, waits, errors = results.get(timeout=seconds + 120)
+        total.latencies.extend(latencies)
+        total.appended += appended
+        total.waits += waits
+        for status, count in errors.items():
+            total.errors[status] = total.errors.get(status, 0) + count
+    elapsed = time.perf_counter() - began
+    for process in processes:
+        process.join(timeout=30)
+    return elapsed, total
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def run(report: Callable[..., None]) -> None:
+    seconds = float(os.environ.get("MEEPLE_BENCH_SECONDS", "6"))
+    with tempfile.TemporaryDirectory(prefix="meeple-bench-http-") as scratch:
+        directory = Path(scratch)
+        with redis_server(directory) as url:
+            env = {
+                **os.environ,
+                "MEEPLE_STORE_URL": f"{url}/0",
+                "MEEPLE_REDIS_URL": f"{url}/1",
+                "MEEPLE_READMODEL_URL": f"sqlite:///{directory / 'index.db'}",
+                "MEEPLE_ADMIN_KEY": ADMIN_KEY,
+                "PYTHONPATH": str(ROOT),
+            }
+            with gunicorn("bench.bench_http:baseline_app()", env) as port:
+                base_elapsed, base = load(port, baseline_plans(GAMES), seconds)
+            worker = subprocess.Popen(
+                [sys.executable, "-c", WORKER_CODE],
+                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                with gunicorn("service.app:create_app()", env) as port:
+                    plans = plan_games(port, GAMES)
+                    elapsed, api = load(port, plans, seconds)
+            finally:
+                worker.terminate()
+                worker.wait(timeout=30)
+            if os.environ.get("MEEPLE_BENCH_PROFILE"):
+                profile(env)
+    if api.errors:
+        print(f"   unexpected statuses from the API: {api.errors}", flush=True)
+    base_rate = base.appended / base_elapsed
+    rate = api.appended / elapsed
+    print(
+        f"   {api.appended} actions on {GAMES} games, {api.waits} answers 'awaiting the "
+        f"automatic step' (409) set aside; baseline {base.appended} XADDs",
+        flush=True,
+    )
+    report("http: actions/s, 16 connections, gunicorn 2 workers", rate, "actions/s",
+           base_rate, "XADD/s")  # fmt: skip
+    for name, fraction in (("p50", 0.50), ("p99", 0.99)):
+        ours = percentile(api.latencies, fraction) * 1000
+        theirs = percentile(base.latencies, fraction) * 1000
+        report(f"http: {name} latency of POST /actions (ratio: lower is better)", ours, "ms",
+               theirs, f"XADD {name}")  # fmt: skip
+
+
+def profile(env: dict[str, str], count: int = 400) -> None:
+    """Where one API process spends its time serving POST /actions (cProfile, top 25).
+
+    Jobs run in-process here (no MEEPLE_REDIS_URL), so the automatic steps' cost shows too.
+    """
+    saved = dict(os.environ)
+    os.environ.update({key: value for key, value in env.items() if key.startswith("MEEPLE_")})
+    os.environ.pop("MEEPLE_REDIS_URL", None)
+    try:
+        from service.app import create_app
+
+        app = create_app()
+        client = app.test_client()
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        plans = []
+        for number in range(1000, 1016):
+            body, moves = game_plan(number)
+            created = client.post("/games", json=body, headers=admin).json
+            plans.append(Plan(created["id"], [s["token"] for s in created["seats"]], moves))
+        sent = 0
+        profiler = cProfile.Profile()
+        profiler.enable()
+        while sent < count and any(plan.next < len(plan.moves) for plan in plans):
+            for plan in plans:
+                if plan.next >= len(plan.moves):
+                    continue
+                seat, action = plan.moves[plan.next]
+                answer = client.post(
+                    f"/games/{plan.game_id}/actions",
+                    json=action,
+                    headers={"Authorization": f"Bearer {plan.tokens[seat]}"},
+                )
+                if answer.status_code == 201:
+                    plan.next += 1
+                    sent += 1
+                elif answer.status_code == 409:
+                    app.extensions["meeple"].jobs.wait_idle(10)
+                else:
+                    plan.next = len(plan.moves)
+        profiler.disable()
+        app.extensions["meeple"].close()
+        print(f"   profile of {sent} POST /actions in one process (cumulative, top 25):")
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats(
+            os.environ.get("MEEPLE_BENCH_PROFILE_SORT", "cumulative")
+        ).print_stats(25)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
