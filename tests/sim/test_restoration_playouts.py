@@ -58,6 +58,7 @@ def _every_card_tile_and_token_once(state: State) -> None:
         cards[kind] += count
     for player in state["seats"]:
         cards.update(player["hand"])
+        assert not Counter(player["hand_public"]) - Counter(player["hand"]), "known cards held"
     assert cards == Counter({kind: data.MANAGER_COPIES for kind in data.MANAGERS}), "managers"
     construction = state["construction"]
     tiles = construction["display"] + construction["pile"]

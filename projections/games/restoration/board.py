@@ -110,6 +110,9 @@ def new_seat(reputation: int) -> State:
         "technology_scoring_space": None,
         "reputation": reputation,
         "hand": [],
+        # Cards everyone saw go into this hand (taken face up from the supply) and that it
+        # still must hold: what resample_hidden may not redraw.
+        "hand_public": [],
         "research": {rid: {"unlocked": False, "workers": []} for rid in data.RESEARCH},
         "ap_track": 0,
         "upgrades_kept": 0,

@@ -427,7 +427,10 @@ def check_play_manager(state: State, seat: int, action: Action) -> None:
 
 
 def do_play_manager(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    seat_of(state, seat)["hand"].remove(action["manager"])
+    player = seat_of(state, seat)
+    player["hand"].remove(action["manager"])
+    if action["manager"] in player["hand_public"]:
+        player["hand_public"].remove(action["manager"])
     components.discard(state["managers"]["deck"], [action["manager"]])
     state["turn"]["managers_played"] += 1
     if action["effect"] == "B":
@@ -656,6 +659,7 @@ def do_take_manager(state: State, seat: int, action: Action, rng: random.Random)
     if managers["supply"][manager] == 0:
         del managers["supply"][manager]
     hand.append(manager)
+    seat_of(state, seat)["hand_public"].append(manager)
 
 
 def worker_kinds(spot: State) -> list[str]:

@@ -75,9 +75,18 @@ def _seat_view(player: State, own: bool) -> State:
     return shown
 
 
+def _unknown_part(player: State) -> list[str]:
+    """The cards of a hand nobody else has seen go into it."""
+    rest = list(player["hand"])
+    for card in player["hand_public"]:
+        rest.remove(card)
+    return rest
+
+
 def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     """A copy of ``state`` with everything ``seat`` cannot see redrawn: the Manager deck
-    and the other hands dealt again from the same cards, the Construction pile reshuffled,
+    and the unseen part of the other hands dealt again from the same cards (a card taken
+    face up from the supply stays where everyone saw it go), the Construction pile reshuffled,
     and the face-down Event tiles drawn again from those not yet revealed."""
     from projections.fold import copy_state
 
@@ -86,11 +95,12 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     others = [other for other in range(len(fresh["seats"])) if other != seat]
     unseen = list(deck["draw_pile"])
     for other in others:
-        unseen.extend(fresh["seats"][other]["hand"])
+        unseen.extend(_unknown_part(fresh["seats"][other]))
     unseen = components.shuffled(unseen, rng)
     for other in others:
-        size = len(fresh["seats"][other]["hand"])
-        fresh["seats"][other]["hand"] = [unseen.pop() for _ in range(size)]
+        player = fresh["seats"][other]
+        redrawn = len(player["hand"]) - len(player["hand_public"])
+        player["hand"] = list(player["hand_public"]) + [unseen.pop() for _ in range(redrawn)]
     deck["draw_pile"] = unseen
     construction = fresh["construction"]
     construction["pile"] = components.shuffled(construction["pile"], rng)

@@ -56,6 +56,18 @@ def test_resampling_redraws_what_the_seat_cannot_see_and_nothing_else() -> None:
     assert changed
 
 
+def test_a_card_taken_face_up_stays_in_that_hand_when_resampling() -> None:
+    state = table(3)
+    state["pending"].insert(0, {"kind": "manager", "seat": 1, "optional": True})
+    taken = sorted(state["managers"]["supply"])[0]
+    act(state, 1, "take_manager", source="supply", manager=taken)
+    assert RESTORATION.view(state, 0)["seats"][1]["hand_public"] == [taken]
+    for attempt in range(10):
+        fresh = RESTORATION.resample_hidden(state, 0, random.Random(attempt))
+        assert taken in fresh["seats"][1]["hand"]
+        assert len(fresh["seats"][1]["hand"]) == 2
+
+
 def test_every_legal_action_loads_unchanged_through_its_schema() -> None:
     state = table(3, event="masters_visit")
     state["seats"][0]["hand"] = ["foreman", "steward"]
