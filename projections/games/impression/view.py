@@ -127,12 +127,56 @@ def summarize(state: State, action: Action) -> str:
             f"to {(detail.get('path') or ['nowhere'])[-1]}"
         ),
         "decline": lambda: "declined the waiting choice",
+        "trade_convert": lambda: (
+            f"traded 1 {detail.get('give')} for {' and '.join(detail.get('take') or [])}"
+        ),
+        "trade_tile": lambda: (
+            f"used trading tile {detail.get('tile')} {detail.get('times')} time(s)"
+            + (" in reverse" if detail.get("reverse") else "")
+        ),
+        "refresh_trading_tiles": lambda: "paid 1 mark for 3 new trading tiles",
+        "typeset_on_stick": lambda: (
+            f"typeset a lead letter on composing space {detail.get('cell')}"
+        ),
+        "typeset_under_contract": lambda: (
+            f"typeset a lead letter under contract {detail.get('contract')}"
+        ),
+        "buy_technology": lambda: (
+            f"bought technology {_tech(state, detail)} and built it "
+            f"{detail.get('mode')} on {detail.get('space')}"
+        ),
+        "refresh_technologies": lambda: (
+            f"paid 1 mark for new level {detail.get('level')} technologies"
+        ),
+        "draw_factories": lambda: f"drew 3 level {detail.get('level')} factories",
+        "keep_factory": lambda: (
+            f"built factory {detail.get('factory')} {detail.get('mode')} on {detail.get('space')}"
+        ),
+        "place_assistant": lambda: (
+            f"placed an assistant ({detail.get('reward')}) in street {detail.get('street')}"
+        ),
+        "take_city_tile": lambda: f"took the city tile of {detail.get('city')}",
+        "activate_contract": lambda: (
+            f"activated contract {detail.get('contract')} in slot {detail.get('slot')}"
+        ),
+        "use_city_disc": lambda: f"used city disc {detail.get('disc')}",
+        "signboard_white": lambda: "used a white signboard for 1 workforce",
+        "signboard_red": lambda: "used 2 red signboards for a free travel",
+        "signboard_blue": lambda: "used 2 blue signboards for a free technology",
     }
     text = phrases.get(kind)
     if text is not None:
         return f"{who} {text()}"
     described = ", ".join(f"{key} {value}" for key, value in detail.items())
     return f"{who}: {kind.replace('_', ' ')}" + (f" ({described})" if described else "")
+
+
+def _tech(state: State, detail: dict[str, Any]) -> str:
+    column = state["tech"].get(detail.get("level"), {}).get("display", [])
+    row = detail.get("row")
+    if isinstance(row, int) and 0 <= row < len(column) and column[row] is not None:
+        return str(column[row])
+    return "?"
 
 
 def _shop(path: Any) -> str:

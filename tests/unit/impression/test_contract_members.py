@@ -89,3 +89,13 @@ def test_a_seat_may_not_post_an_automatic_step() -> None:
     with pytest.raises(IllegalAction) as error:
         act(state, 0, type="pay_wages")
     assert error.value.code == "system_only"
+
+
+def test_summaries_name_the_tile_a_player_bought_or_used() -> None:
+    state = new_game(2)
+    tech = state["tech"]["II"]["display"][1]
+    action = {"type": "buy_technology", "level": "II", "row": 1, "space": "W4", "mode": "up"}
+    line = RULES.summarize(state, {**action, "relocate": None, "seat": 1})
+    assert line == f"Bob bought technology {tech} and built it up on W4"
+    trade = {"type": "trade_convert", "give": "ink", "take": ["lead", "paper"], "seat": 0}
+    assert RULES.summarize(state, trade) == "Ann traded 1 ink for lead and paper"
