@@ -230,17 +230,24 @@ SCORE_KEYS = ("score", "vp", "victory_points", "fame", "points")
 
 
 def timeline(
-    game: Game, envelopes: Iterable[Envelope], fetch: Fetch, rebuild: Rebuild
+    game: Game,
+    envelopes: Iterable[Envelope],
+    fetch: Fetch,
+    rebuild: Rebuild,
+    reveal_secrets: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """One entry per event of ``envelopes`` (in seq order, each after ``game.version``, or
-    within the header ``game`` was started from), folding ``game`` forward once, in place."""
+    within the header ``game`` was started from), folding ``game`` forward once, in place.
+
+    The timeline is public: a secret action is summarized from its public part only,
+    unless ``reveal_secrets`` (the game is over and none of its secrets are sealed)."""
     summaries: dict[int, str] = {}
     for envelope in envelopes:
         seq = envelope["seq"]
         if seq <= game.version:
             line = _header_line(game, envelope)
         else:
-            line = _event_line(game, envelope, summaries)
+            line = _event_line(game, envelope, summaries, reveal_secrets)
             advance(game, envelope, fetch, rebuild)
         status = game.ruleset.status(game.state)
         yield {
@@ -255,6 +262,18 @@ def timeline(
         }
 
 
+def _step_line(game: Game, envelope: Envelope, reveal_secrets: bool) -> str:
+    action = step_action(envelope)
+    if reveal_secrets or not (envelope.get("secret") or {}).get("action"):
+        return game.ruleset.summarize(game.state, action)
+    public = {**envelope["data"]["action"], "seat": action["seat"]}
+    try:
+        return game.ruleset.summarize(game.state, public)
+    except (KeyError, TypeError, ValueError, IndexError):
+        # A summary that needs the secret part cannot be given before it is revealed.
+        return f"{game.meta['players'][action['seat']]}: a secret {public['type']}"
+
+
 def _header_line(game: Game, envelope: Envelope) -> str:
     data = envelope["data"]
     if envelope["type"] == "branched_from":
@@ -264,10 +283,12 @@ def _header_line(game: Game, envelope: Envelope) -> str:
     return f"{game.ruleset.title} set up for {players}"
 
 
-def _event_line(game: Game, envelope: Envelope, summaries: dict[int, str]) -> str:
+def _event_line(
+    game: Game, envelope: Envelope, summaries: dict[int, str], reveal_secrets: bool
+) -> str:
     seq, kind = envelope["seq"], envelope["type"]
     if kind in STEP_TYPES:
-        summaries[seq] = game.ruleset.summarize(game.state, step_action(envelope))
+        summaries[seq] = _step_line(game, envelope, reveal_secrets)
         return summaries[seq]
     target = envelope["data"]["seq"] + game.offset(seq)
     what = summaries.get(target, f"event {target}")

@@ -236,7 +236,8 @@ def get_timeline(game_id: str) -> Response:
         for envelope in _services().store.read(game_id, after=after, limit=query["limit"])
         if envelope["seq"] <= latest.version
     ]
-    entries = list(timeline(game, envelopes, fetch, rebuild))
+    reveal = _finished(latest) and not latest.sealed_until
+    entries = list(timeline(game, envelopes, fetch, rebuild, reveal_secrets=reveal))
     last = entries[-1]["seq"] if entries else after
     return jsonify(
         {

@@ -157,3 +157,29 @@ def test_a_snapshot_keeps_the_effective_history_as_runs_and_gives_it_back() -> N
     assert len(payload["effective_runs"]) < len(game.effective) / 3
     again = Game.from_snapshot(game.version, payload)
     assert (again.effective, again.redo, again.state) == (game.effective, game.redo, game.state)
+
+
+def test_the_timeline_summarizes_a_secret_action_from_its_public_part_until_revealed() -> None:
+    _, log = play_random(TALLY, ["Ann", "Bob"], seed="secret-lines")
+    by_seq = {envelope["seq"]: envelope for envelope in log.envelopes}
+    calls: list[dict] = []
+
+    class Spy(type(TALLY)):  # type: ignore[misc]
+        def summarize(self, state: dict, action: dict) -> str:
+            calls.append(action)
+            return super().summarize(state, action)
+
+    for reveal in (False, True):
+        calls.clear()
+        game = start(log.envelopes[0])
+        game.ruleset = Spy()
+        list(
+            timeline(
+                game,
+                log.envelopes[1:3],
+                by_seq.__getitem__,
+                lambda e, s: refold(by_seq, e, s),
+                reveal_secrets=reveal,
+            )
+        )
+        assert ("amount" in calls[0]) is reveal
