@@ -65,7 +65,7 @@ class Restoration(Ruleset):
             found = rules.decision_options(state, decision)
             if decision.get("optional"):
                 found.append({"type": "skip_action"})
-            return found
+            return found + rules.manager_plays(state, seat)
         if phase == "keep":
             if not state["keep_queue"] or state["keep_queue"][0] != seat:
                 return []
@@ -84,12 +84,7 @@ class Restoration(Ruleset):
             found += [{"type": "move", "workshop": workshop} for workshop in touching]
         elif turn["placed"] or not found:
             found.append({"type": "end_turn"})
-        plays = [
-            {"type": "play_manager", "manager": card, "effect": effect}
-            for card in sorted(set(rules.seat_of(state, seat)["hand"]))
-            for effect in ("A", "B")
-        ]
-        return found + [a for a in plays if rules.passes(state, seat, a)]
+        return found + rules.manager_plays(state, seat)
 
     def status(self, state: State) -> dict[str, Any]:
         due = rules.system_due(state)

@@ -247,14 +247,15 @@ def do_unlock_research(state: State, seat: int, action: Action, rng: random.Rand
 # -- Construction phase: the turn ------------------------------------------------------
 
 
-def own_turn(state: State, seat: int) -> State:
-    """The turn in progress, when it is ``seat``'s and no decision is waiting."""
+def own_turn(state: State, seat: int, own_decision_ok: bool = False) -> State:
+    """The turn in progress, when it is ``seat``'s and no decision is waiting (with
+    ``own_decision_ok``, a decision of ``seat``'s own may be waiting)."""
     if state["phase"] != "construction":
         raise IllegalAction("phase_mismatch", "Turns are taken in the Construction phase.")
     turn = state["turn"]
     if turn is None or turn["seat"] != seat:
         raise IllegalAction("not_your_turn", "It is another player's turn.")
-    if state["pending"]:
+    if state["pending"] and not (own_decision_ok and state["pending"][0]["seat"] == seat):
         decision = state["pending"][0]
         raise IllegalAction("decision_pending", f"First resolve {EFFECT_NAMES[decision['kind']]}.")
     return turn
@@ -366,6 +367,16 @@ def do_end_turn(state: State, seat: int, action: Action, rng: random.Random) -> 
     start_turn(state, components.next_seat(seat, len(state["players"])))
 
 
+def manager_plays(state: State, seat: int) -> list[Action]:
+    """Every legal ``play_manager`` of ``seat`` now."""
+    plays = [
+        {"type": "play_manager", "manager": card, "effect": effect}
+        for card in sorted(set(seat_of(state, seat)["hand"]))
+        for effect in ("A", "B")
+    ]
+    return [action for action in plays if passes(state, seat, action)]
+
+
 def placements(state: State, seat: int) -> list[Action]:
     """Every legal ``place_worker`` for ``seat`` if it were its turn now."""
     player = seat_of(state, seat)
@@ -406,7 +417,10 @@ def start_turn(state: State, first: int) -> None:
 
 
 def check_play_manager(state: State, seat: int, action: Action) -> None:
-    turn = own_turn(state, seat)
+    # "There is no restriction on when these cards may be used as long as it is on your
+    # turn": also while one of your own actions waits for its choice; the card's effect is
+    # then resolved first.
+    turn = own_turn(state, seat, own_decision_ok=True)
     manager = text_field(action, "manager")
     effect = text_field(action, "effect")
     if manager not in seat_of(state, seat)["hand"]:

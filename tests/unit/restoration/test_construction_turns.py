@@ -260,3 +260,24 @@ def test_a_turn_may_end_unplaced_once_a_manager_used_up_the_last_worker() -> Non
     assert RESTORATION.legal_actions(state, 0) == [{"type": "end_turn"}]
     act(state, 0, "end_turn")
     assert RESTORATION.status(state)["to_act"] == [1]
+
+
+def test_a_manager_played_while_an_own_action_waits_resolves_first() -> None:
+    state = table(3, event="masters_visit")
+    state["seats"][0]["hand"] = ["foreman"]
+    act(state, 0, "place_worker", position="A1", artisan=False)
+    act(state, 0, "move", workshop="A")  # development: a decision waits
+    assert {"type": "play_manager", "manager": "foreman", "effect": "A"} in (
+        RESTORATION.legal_actions(state, 0)
+    )
+    act(state, 0, "play_manager", manager="foreman", effect="A")
+    assert [d["kind"] for d in state["pending"]] == ["development", "development"]
+    act(state, 0, "develop", track="reputation")  # the Foreman's
+    assert [d["kind"] for d in state["pending"]] == ["development"]  # the space's, still open
+
+
+def test_no_manager_may_be_played_while_another_player_decides() -> None:
+    state = table(3, event="masters_visit")
+    state["seats"][0]["hand"] = ["foreman"]
+    state["pending"].insert(0, {"kind": "completion", "seat": 1, "tile": "T01", "space": 0})
+    assert refused(state, 0, "play_manager", manager="foreman", effect="A") == ("decision_pending")
