@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from projections.fold import decide_action, decide_system, fold
 from projections.games.impression import IMPRESSION, data
+from projections.simulate import new_game, step
 from tests.sim.conformance import check_random_game, games_per_count
 
 COUNTED = ["marks", "paper", "lead", "ink", "capacity", "workforce", "assistants", "city_markers"]
@@ -114,3 +117,50 @@ def test_random_impression_games_pass_the_conformance_check(player_count: int) -
             seed=f"impression-{player_count}-{index}",
             invariants=impression_invariants,
         )
+
+
+#: action types a uniform random player rarely reaches; the eager player favours them
+EAGER = {
+    "travel": 20,
+    "stop_action": 20,
+    "draw_factories": 20,
+    "keep_factory": 20,
+    "buy_technology": 10,
+    "typeset_on_stick": 10,
+    "typeset_under_contract": 20,
+    "activate_contract": 10,
+    "signboard_white": 20,
+    "signboard_red": 20,
+    "signboard_blue": 20,
+    "use_city_disc": 20,
+    "pair_city_tile": 20,
+    "advance_order": 10,
+    "buy_order": 5,
+    "decline": 0,
+    "refresh_technologies": 0,
+    "refresh_trading_tiles": 0,
+}
+
+
+def play_eagerly(player_count: int, seed: str) -> None:
+    """Play a game choosing rare actions often; check invariants and the replay."""
+    game, log = new_game(IMPRESSION, [f"P{i + 1}" for i in range(player_count)], seed)
+    chooser = random.Random(seed)
+    while not IMPRESSION.status(game.state)["finished"]:
+        status = IMPRESSION.status(game.state)
+        decided = decide_system(game) if status["awaiting_system"] else None
+        if decided is None:
+            seat = status["to_act"][0]
+            legal = IMPRESSION.legal_actions(game.state, seat)
+            weights = [EAGER.get(action["type"], 1) or 0.01 for action in legal]
+            action = chooser.choices(legal, weights)[0]
+            decided = decide_action(game, seat, action)
+        step(game, log, decided[0])
+        impression_invariants(game.state)
+    assert fold(log.envelopes).state == game.state
+
+
+@pytest.mark.parametrize("player_count", [2, 3, 4])
+def test_eager_games_reach_factories_cities_signboards_and_contracts(player_count: int) -> None:
+    for index in range(10):
+        play_eagerly(player_count, f"eager-{player_count}-{index}")
