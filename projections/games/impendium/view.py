@@ -13,7 +13,8 @@ from typing import Any
 
 from projections import components
 from projections.fold import copy_state
-from projections.games.impendium.data import RESOURCES
+from projections.games.impendium import state as query
+from projections.games.impendium.data import ARK_COLOURS, RESOURCES
 
 State = dict[str, Any]
 
@@ -56,9 +57,16 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
             "discounts": mine["discounts"],
             "hand_size": len(mine["hand"]),
             "hand": mine["hand"] if index == seat else None,
+            # Figures a player would otherwise work out from the rulebook at the table.
+            "ark_colour": ARK_COLOURS[index],
+            "colonies_on_map": query.map_colonies(state, index),
+            "colony_cap": query.colony_cap(state, index),
+            "free_discs": query.free_discs(state, index),
+            "recruit_costs": {r: query.recruit_cost(state, index, r) for r in RESOURCES},
         }
         for index, mine in enumerate(state["seats"])
     ]
+    seen["galaxy_size"] = query.galaxy_size(state)
     seen["pending"] = [_pending_seen(pending, seat) for pending in state["pending"]]
     seen["seat"] = seat
     return seen

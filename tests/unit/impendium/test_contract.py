@@ -189,3 +189,15 @@ def test_only_the_player_placing_a_starting_star_has_drawn_it() -> None:
     again = IMPENDIUM.resample_hidden(state, 2, random.Random(4))
     assert IMPENDIUM.view(again, 2) == seen
     assert again["setup_stars"][0] == state["setup_stars"][0]
+
+
+def test_a_view_gives_each_players_colony_limits_and_recruiting_costs() -> None:
+    state = table()
+    put_star(state, "2,0", "S01", [0, 0])  # S01 yields water
+    seen = IMPENDIUM.view(state, 1)["seats"][0]
+    assert seen["ark_colour"] == "red"
+    assert seen["colonies_on_map"] == 2
+    assert seen["colony_cap"] == 3
+    assert seen["free_discs"] == 7
+    assert seen["recruit_costs"]["water"] == 12
+    assert seen["recruit_costs"]["artifacts"] == 14
