@@ -121,3 +121,28 @@ def test_a_seat_waiting_for_another_has_no_legal_actions() -> None:
     state = table(3)
     assert RESTORATION.legal_actions(state, 1) == []
     assert RESTORATION.status(state)["to_act"] == [0]
+
+
+def test_every_action_type_has_its_own_timeline_line() -> None:
+    state = table(3)
+    samples = {
+        "unlock_research": {"position": "RD2"},
+        "place_worker": {"position": "RD1", "artisan": True},
+        "move": {"workshop": "B"},
+        "play_manager": {"manager": "envoy", "effect": "B"},
+        "start_construction": {"tile": "T01"},
+        "continue_construction": {"tile": "T01", "space": 0},
+        "completion_choice": {"choice": "rest"},
+        "develop": {"track": "technology"},
+        "take_manager": {"source": "supply", "manager": "envoy"},
+        "transfer": {"first": "A1/0", "second": "B1/artisan"},
+        "adjust_reputation": {"direction": "down"},
+        "place_upgrade": {"target": "ap_track"},
+        "keep_worker": {"location": "pos:A1"},
+    }
+    lines = set()
+    for kind in RESTORATION.action_schemas():
+        line = RESTORATION.summarize(state, {"type": kind, **samples.get(kind, {}), "seat": 1})
+        assert line.startswith("Grey ") and line != f"Grey {kind.replace('_', ' ')}"
+        lines.add(line)
+    assert len(lines) == len(RESTORATION.action_schemas())
