@@ -70,20 +70,25 @@ def _load(name: str) -> Any:
         return json.load(handle)
 
 
-def _by_id(items: list[dict[str, Any]], what: str) -> dict[str, dict[str, Any]]:
+def by_id(items: list[dict[str, Any]], what: str) -> dict[str, dict[str, Any]]:
     table = {item["id"]: item for item in items}
     if len(table) != len(items):
         raise ValueError(f"impression data: duplicate {what} ids")
     return table
 
 
-def _check_effects(effects: list[dict[str, Any]], where: str) -> None:
+def check_effects(effects: list[dict[str, Any]], where: str) -> None:
     for effect in effects:
         if effect.get("icon") not in ICONS:
             raise ValueError(f"impression data: unknown icon {effect.get('icon')!r} in {where}")
         for good in effect.get("gain", {}):
             if good not in (*GOODS, "vp"):
                 raise ValueError(f"impression data: unknown good {good!r} in {where}")
+        if "level" in effect and effect["level"] not in LEVELS:
+            raise ValueError(f"impression data: unknown level {effect['level']!r} in {where}")
+        for key in ("count", "times"):
+            if key in effect and not (isinstance(effect[key], int) and effect[key] > 0):
+                raise ValueError(f"impression data: {key} must be a positive number in {where}")
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -92,7 +97,7 @@ def _expect(condition: bool, message: str) -> None:
 
 
 SHOP_DATA = _load("shops.json")
-SHOPS = _by_id(SHOP_DATA["shops"], "shop")
+SHOPS = by_id(SHOP_DATA["shops"], "shop")
 MOVEMENT_POINTS: list[int] = SHOP_DATA["movement_points"]
 MAP = _load("map.json")
 CITIES = [city["id"] for city in MAP["cities"]]
@@ -100,7 +105,7 @@ GREY_CITIES = [city["id"] for city in MAP["cities"] if city["grey"]]
 START_CITY: str = MAP["start_city"]
 TRACK_SECTIONS: int = MAP["order_track_sections"]
 BOARD = _load("player_board.json")
-WORKSHOP = _by_id(BOARD["workshop"], "workshop space")
+WORKSHOP = by_id(BOARD["workshop"], "workshop space")
 STICKS: list[list[dict[str, Any]]] = BOARD["composing_sticks"]
 SLOTS: list[dict[str, Any]] = BOARD["contract_slots"]
 DIRECTOR: list[dict[str, Any]] = BOARD["director"]
@@ -109,17 +114,17 @@ CAPACITY_MAX = len(CAPACITY_TRACK) - 1
 WORKFORCE_MAX: int = BOARD["workforce_max"]
 START: dict[str, int] = BOARD["start"]
 LEAD_LETTER_DATA = _load("lead_letters.json")
-LEAD_LETTERS = _by_id(LEAD_LETTER_DATA["lead_letters"], "lead letter")
+LEAD_LETTERS = by_id(LEAD_LETTER_DATA["lead_letters"], "lead letter")
 TRADING_DATA = _load("trading_tiles.json")
-TRADING_TILES = _by_id(TRADING_DATA["trading_tiles"], "trading tile")
+TRADING_TILES = by_id(TRADING_DATA["trading_tiles"], "trading tile")
 ORDER_DATA = _load("orders.json")
-ORDERS = _by_id(ORDER_DATA["orders"], "order")
+ORDERS = by_id(ORDER_DATA["orders"], "order")
 CONTRACT_DATA = _load("contracts.json")
-CONTRACTS = _by_id(CONTRACT_DATA["contracts"], "contract")
+CONTRACTS = by_id(CONTRACT_DATA["contracts"], "contract")
 TECH_DATA = _load("technologies.json")
-TECHNOLOGIES = _by_id(TECH_DATA["technologies"], "technology")
-FACTORIES = _by_id(_load("factories.json")["factories"], "factory")
-DISCS = _by_id(_load("city_discs.json")["city_discs"], "city disc")
+TECHNOLOGIES = by_id(TECH_DATA["technologies"], "technology")
+FACTORIES = by_id(_load("factories.json")["factories"], "factory")
+DISCS = by_id(_load("city_discs.json")["city_discs"], "city disc")
 
 
 def _roads() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
@@ -144,7 +149,8 @@ def _roads() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
 MAP_NEIGHBOURS, COIN_ROAD = _roads()
 
 
-def _check() -> None:
+def check() -> None:
+    """Counts of the Components list; every id unique; every reference resolving."""
     _expect(len(SHOPS) == 16, "16 shops")
     _expect(len(LEAD_LETTERS) == 54, "54 lead letters")
     _expect(len(TECHNOLOGIES) == 48, "48 technologies")
@@ -161,7 +167,7 @@ def _check() -> None:
         _expect(sum(t["level"] == level for t in TECHNOLOGIES.values()) == 12, "12 techs a level")
         _expect(sum(f["level"] == level for f in FACTORIES.values()) == 9, "9 factories a level")
     for shop in SHOPS.values():
-        _check_effects(shop["room_I"] + shop["room_II"], f"shop {shop['id']}")
+        check_effects(shop["room_I"] + shop["room_II"], f"shop {shop['id']}")
     for space in WORKSHOP.values():
         _expect(space["level"] in LEVELS, f"level of {space['id']}")
         parent = space["parent"]
@@ -171,19 +177,19 @@ def _check() -> None:
                 LEVELS.index(WORKSHOP[parent]["level"]) + 1 == LEVELS.index(space["level"]),
                 f"{space['id']} follows a space one level lower",
             )
-        _check_effects(space["action"], f"workshop space {space['id']}")
+        check_effects(space["action"], f"workshop space {space['id']}")
     _expect(len(STICKS) == 3 and all(len(stick) == 3 for stick in STICKS), "3 sticks of 3")
     for stick in STICKS:
         for cell in stick:
             _expect(cell["letter"] in LETTERS, "stick letters are A-F")
-            _check_effects(cell["bonus"], "a composing stick")
+            check_effects(cell["bonus"], "a composing stick")
     _expect(len(SLOTS) == 4, "4 contract slots")
     for slot in SLOTS:
-        _check_effects(slot["bonus"], "a contract slot")
+        check_effects(slot["bonus"], "a contract slot")
     for step in DIRECTOR:
-        _check_effects(step["reward"], "the director track")
+        check_effects(step["reward"], "the director track")
     for rewards in CAPACITY_TRACK:
-        _check_effects(rewards, "the capacity track")
+        check_effects(rewards, "the capacity track")
     for letter in LEAD_LETTERS.values():
         _expect(letter["letter"] in LETTERS, f"letter of {letter['id']}")
     for tile in TRADING_TILES.values():
@@ -194,18 +200,18 @@ def _check() -> None:
     for tech in TECHNOLOGIES.values():
         _expect(tech["colour"] in ("blue", "green"), f"colour of {tech['id']}")
         if tech["colour"] == "blue":
-            _check_effects(tech["action"], f"technology {tech['id']}")
+            check_effects(tech["action"], f"technology {tech['id']}")
     for factory in FACTORIES.values():
         _expect(factory["trigger"]["on"] in TRIGGERS, f"trigger of {factory['id']}")
-        _check_effects(factory["bonus"], f"factory {factory['id']}")
+        check_effects(factory["bonus"], f"factory {factory['id']}")
     for disc in DISCS.values():
         _expect(disc["letter"] in LETTERS, f"letter of {disc['id']}")
         _expect(("signboard" in disc) != ("reward" in disc), f"{disc['id']} is one kind")
-        _check_effects(disc.get("reward", []), f"city disc {disc['id']}")
+        check_effects(disc.get("reward", []), f"city disc {disc['id']}")
     _expect(len(TECH_DATA["row_costs"]) == TECH_DATA["display_rows"], "a cost per row")
 
 
-_check()
+check()
 
 
 def shops_in_play(player_count: int) -> list[str]:
