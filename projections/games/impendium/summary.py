@@ -6,6 +6,7 @@ from typing import Any
 
 from projections.games.impendium import board as grid
 from projections.games.impendium import state as query
+from projections.games.impendium.rules import step_cost
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, STARS
 
 State = dict[str, Any]
@@ -55,6 +56,12 @@ def _place_start_star(state: State, who: str, names: list[str], a: dict[str, Any
     return f"{who} placed {star['name']} ({star['colour']}) at {a['position']}"
 
 
+def _move(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
+    origin = state["arks"][a["seat"]]
+    cost = step_cost(state, a["seat"], origin, a["to"])
+    return f"{who} moved their Ark to {_where(state, a['to'])} for {cost} hydrogen"
+
+
 def _build(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     pos = state["arks"][a["seat"]]
     moved = " (moving a colony)" if a.get("relocate") else ""
@@ -94,7 +101,7 @@ _LINES = {
     "take_federation_resource": lambda s, who, n, a: (
         f"{who} took 1 {a['resource'].replace('_', ' ')} from the federation"
     ),
-    "move": lambda s, who, n, a: f"{who} moved their Ark to {_where(s, a['to'])}",
+    "move": _move,
     "attack": lambda s, who, n, a: f"{who} attacked {n[a['target']]}",
     "take_spoils": lambda s, who, n, a: (
         f"{who} took {_amounts(a['resources'])} from {n[s['pending'][0]['from']]}"

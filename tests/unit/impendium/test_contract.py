@@ -123,7 +123,7 @@ def test_every_step_has_a_readable_timeline_line() -> None:
         state, {"type": "recruit_faction", "resource": "water", "seat": 0}
     ).startswith("Ann recruited the ")
     assert IMPENDIUM.summarize(state, {"type": "move", "to": "1,0", "seat": 0}) == (
-        "Ann moved their Ark to the space at 1,0"
+        "Ann moved their Ark to the space at 1,0 for 2 hydrogen"
     )
     assert IMPENDIUM.summarize(state, {"type": "end_of_round", "seat": None}) == (
         "Round 1 ends; the starting player marker passes, factions reset"
