@@ -6,8 +6,8 @@ from typing import Any
 
 from projections.games.impendium import board as grid
 from projections.games.impendium import state as query
-from projections.games.impendium.rules import step_cost
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, STARS
+from projections.games.impendium.rules import step_cost
 
 State = dict[str, Any]
 
