@@ -418,7 +418,7 @@ def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
     _require_unused(turn, "move")
     target = action.get("to")
     costs = dict(move_targets(state, seat))
-    if target not in costs:
+    if not isinstance(target, str) or target not in costs:
         raise IllegalAction(
             "not_a_step",
             "Move one cardinal step at a time, from a card to a space next to it or from a "

@@ -27,6 +27,7 @@ def test_a_move_is_refused_off_the_map_and_without_hydrogen() -> None:
     state = table()
     refused(state, 0, {"type": "move", "to": "0,2"}, "not_a_step")
     refused(state, 0, {"type": "move", "to": "5,5"}, "not_a_step")
+    refused(state, 0, {"type": "move", "to": ["1,0"]}, "not_a_step")
     state["seats"][0]["resources"]["hydrogen"] = 1
     refused(state, 0, {"type": "move", "to": "1,0"}, "insufficient_hydrogen")
     refused(state, 1, {"type": "move", "to": "1,0"}, "not_your_turn")
