@@ -2,7 +2,7 @@
 
 The deployment of compose.yaml on loopback: a redis-server started here on a free port with
 AOF ``appendfsync always``, gunicorn with 2 gthread workers serving ``create_app()`` on the
-Redis store, and one ``meeple worker`` doing the automatic steps. Games of every product
+Redis store, and two ``meeple worker`` processes doing the automatic steps. Games of every product
 ruleset are created with a known seed (admin key) and played ahead in memory, so the load
 generator knows a legal action for every position and only POSTs actions: 16 keep-alive
 connections (2 processes x 8 threads, so the client's GIL is not the bottleneck) spread over many
@@ -44,6 +44,8 @@ PROCESSES = 2
 GAMES = 96
 GUNICORN_WORKERS = 2
 GUNICORN_THREADS = 8
+#: As compose.yaml runs them.
+RQ_WORKERS = 2
 WORKER_CODE = "from service.cli import main; raise SystemExit(main(['worker']))"
 
 
@@ -326,23 +328,30 @@ def run(report: Callable[..., None]) -> None:
                 **os.environ,
                 "MEEPLE_STORE_URL": f"{url}/0",
                 "MEEPLE_REDIS_URL": f"{url}/1",
-                "MEEPLE_READMODEL_URL": f"sqlite:///{directory / 'index.db'}",
                 "MEEPLE_ADMIN_KEY": ADMIN_KEY,
                 "PYTHONPATH": str(ROOT),
             }
             with gunicorn("bench.bench_http:baseline_app()", env) as port:
                 base_elapsed, base = load(port, baseline_plans(GAMES), seconds)
-            worker = subprocess.Popen(
-                [sys.executable, "-c", WORKER_CODE],
-                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+            workers = [
+                subprocess.Popen(
+                    [sys.executable, "-c", WORKER_CODE],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                for _ in range(RQ_WORKERS)
+            ]
             try:
                 with gunicorn("service.app:create_app()", env) as port:
                     plans = plan_games(port, GAMES)
                     elapsed, api = load(port, plans, seconds)
             finally:
-                worker.terminate()
-                worker.wait(timeout=30)
+                for worker in workers:
+                    worker.terminate()
+                for worker in workers:
+                    worker.wait(timeout=30)
             if os.environ.get("MEEPLE_BENCH_PROFILE"):
                 profile(env)
     if api.errors:
