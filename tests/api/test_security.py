@@ -119,3 +119,21 @@ def test_reading_with_a_bad_token_is_unauthorized_not_a_spectator(
 def test_the_correct_seat_may_act(client: FlaskClient, game: dict) -> None:
     response = post_draw(client, game, bearer(game["seats"][0]["token"]))
     assert response.status_code == 201
+
+
+def test_creating_a_game_with_a_seat_token_is_unauthorized(
+    client: FlaskClient, services: Services, game: dict
+) -> None:
+    # Anyone may create a game without a token; a token sent must be the admin key.
+    response = client.post(
+        "/games",
+        json={"ruleset": "tally", "players": ["Ann"]},
+        headers=bearer(game["seats"][1]["token"]),
+    )
+    assert response.status_code == 401
+    assert response.json["code"] == "invalid_token"
+    assert services.store.game_ids() == [game["id"]]
+    admin = client.post(
+        "/games", json={"ruleset": "tally", "players": ["Ann"]}, headers=bearer(ADMIN_KEY)
+    )
+    assert admin.status_code == 201
