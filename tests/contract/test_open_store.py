@@ -104,3 +104,25 @@ def test_a_second_sqlite_store_object_sees_the_first_ones_appends(tmp_path: Path
     finally:
         first.close()
         second.close()
+
+
+def test_the_feed_gathers_games_from_every_master_of_a_cluster(redis_cluster: RedisCluster) -> None:
+    redis_cluster.flush()
+    store = open_store(redis_cluster.url)
+    assert isinstance(store, RedisEventStore)
+    try:
+        games = [f"spread-{number}" for number in range(12)]
+        for game_id in games:
+            store.append(game_id, [EVENT, EVENT], expected_version=0)
+        masters = {
+            store.client.get_node_from_key(f"meeple:{{{game_id}}}:events").name for game_id in games
+        }
+
+        page = store.read_feed(None, limit=100)
+
+        assert len(masters) == 3
+        assert sorted((e["game_id"], e["seq"]) for e in page.events) == sorted(
+            (game_id, seq) for game_id in games for seq in (1, 2)
+        )
+    finally:
+        store.close()
