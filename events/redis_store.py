@@ -11,11 +11,12 @@ Keys (``meeple`` is the default prefix)::
     meeple:{games}:set    set of registered game ids
     meeple:{games}:log    stream of registrations, in order (the feed discovers games here)
 
-An append reads the head (or remembers it from its own last append to the game), seals the
-batch in Python (hashes need the previous hash), and runs ONE Lua script that declares the game's three keys and checks the idempotency key and
-then the expected version and head hash before it writes anything. A game is registered
-(its own script, on the registry's slot) before its first append, so the feed, which walks
-the registry and keeps a cursor per game, sees every game that has events.
+An append reads the head (or remembers it from its own last append to the game), seals
+the batch in Python (hashes need the previous hash), and runs ONE Lua script that declares
+the game's three keys and checks the idempotency key and then the expected version and
+head hash before it writes anything. A game is registered (its own script, on the
+registry's slot) before its first append, so the feed, which walks the registry and keeps
+a cursor per game, sees every game that has events.
 """
 
 from __future__ import annotations
