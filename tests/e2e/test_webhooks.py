@@ -3,6 +3,7 @@ receiver on loopback that fails the first attempts, retries, and what each seat 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -49,8 +50,9 @@ class Receiver:
             time.sleep(0.02)
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
+@contextlib.contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    """A Receiver serving on a free loopback port until the block ends."""
     state = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
@@ -72,10 +74,18 @@ def receiver() -> Iterator[Receiver]:
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/meeple"
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
 
 
 @pytest.fixture

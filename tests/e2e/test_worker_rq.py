@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,10 @@ from projections.ruleset import Action, State, all_rulesets, register
 from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
+from service.job_state import RedisJobState
 from service.jobs import RQJobs, run_job, system_step_key
+from service.notifications import verify_signature
+from tests.e2e.test_webhooks import SECRET, Receiver, running_receiver
 from tests.redis_servers import RedisServer
 from tests.rulesets.tally import TALLY, Tally
 
@@ -132,12 +135,16 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def play_over_http(
-    client: FlaskClient, deployment: Deployment, ruleset: str, players: int, seed: str
+    client: FlaskClient,
+    deployment: Deployment,
+    ruleset: str,
+    players: int,
+    seed: str,
+    options: dict[str, Any],
 ) -> dict[str, Any]:
     """Create a game and follow ``legal-actions`` to its end; the worker does every step."""
-    created = client.post(
-        "/games", json={"ruleset": ruleset, "players": [f"P{n}" for n in range(players)]}
-    ).json
+    body = {"ruleset": ruleset, "players": [f"P{n}" for n in range(players)], "options": options}
+    created = client.post("/games", json=body).json
     tokens = [seat["token"] for seat in created["seats"]]
     path = f"/games/{created['id']}"
     chooser = random.Random(seed)
@@ -171,7 +178,10 @@ def test_a_real_worker_does_every_automatic_step_of_a_game_of_each_landed_rulese
     client = create_app(services=deployment.services).test_client()
     for ruleset in all_rulesets():
         players = min(max(2, ruleset.min_players), ruleset.max_players)
-        summary = play_over_http(client, deployment, ruleset.id, players, "rq")
+        # A game that offers a round limit (timed play, with its normal final scoring) is
+        # played short: the test is about the worker's steps, not about long games.
+        options = {"round_limit": 2} if "round_limit" in ruleset.options else {}
+        summary = play_over_http(client, deployment, ruleset.id, players, "rq", options)
         assert summary["result"] is not None, ruleset.id
         events = deployment.services.store.read(summary["id"])
         steps = [event for event in events if event["type"] == "system"]
@@ -246,3 +256,66 @@ def test_two_workers_running_the_same_step_at_once_append_it_once(
     assert sum(job.return_value().appended for job in jobs) == 1
     events = deployment.services.store.read(game_id)
     assert [event["type"] for event in events].count("system") == 1
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+def test_a_worker_delivers_signed_webhooks_kept_in_redis_and_retries_them(
+    deployment: Deployment, receiver: Receiver
+) -> None:
+    receiver.failures = 1
+    deployment.start_worker(MEEPLE_WEBHOOK_RETRY_BASE="0.05")
+    client = create_app(services=deployment.services).test_client()
+    created = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
+    ann = created["seats"][0]["token"]
+    registered = client.post(
+        f"/games/{created['id']}/webhooks",
+        json={"url": receiver.url, "secret": SECRET, "events": ["action", "system"]},
+        headers=bearer(ann),
+    )
+    assert registered.status_code == 201
+    assert isinstance(deployment.services.jobs.state, RedisJobState)
+    for seat in (0, 1):
+        token = created["seats"][seat]["token"]
+        client.post(
+            f"/games/{created['id']}/actions",
+            json={"type": "bid", "amount": seat},
+            headers=bearer(token),
+        )
+    receiver.wait_for(lambda bodies: {body["seq"] for body in bodies} == {2, 3, 4})
+    for hit in receiver.received:
+        assert verify_signature(hit["headers"]["Meeple-Signature"], SECRET, hit["body"])
+    assert [hit["status"] for hit in receiver.received].count(500) == 1
+
+
+def test_a_stream_is_woken_by_an_append_in_another_process_through_redis(
+    deployment: Deployment,
+) -> None:
+    # The stream polls the store only once a minute here: the event must come by the push.
+    deployment.services.jobs.settings = replace(
+        deployment.services.jobs.settings, stream_poll=60, stream_heartbeat=60
+    )
+    client = create_app(services=deployment.services).test_client()
+    created = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
+    other = bootstrap(deployment.config)  # another API process, with its own connections
+    try:
+        response = client.get(f"/games/{created['id']}/stream", buffered=False)
+        chunks = iter(response.response)
+        assert next(chunks).startswith(b"retry:")  # subscribed
+        token = created["seats"][0]["token"]
+        other_client = create_app(services=other).test_client()
+        posted = other_client.post(
+            f"/games/{created['id']}/actions",
+            json={"type": "bid", "amount": 4},
+            headers=bearer(token),
+        )
+        assert posted.status_code == 201
+        message = next(chunks).decode()
+        assert message.startswith("id: 2\nevent: action\n")
+        response.close()
+    finally:
+        other.close()
