@@ -156,7 +156,6 @@ def setup_state(players: list[str], options: dict[str, Any], rng: random.Random)
         "kept": [],
         "audit_report": None,
         "final": None,
-        "reveals": 0,
     }
     for tile in state["construction"]["display"]:
         state["construction"]["progress"][tile] = []

@@ -380,17 +380,16 @@ def manager_plays(state: State, seat: int) -> list[Action]:
 def placements(state: State, seat: int) -> list[Action]:
     """Every legal ``place_worker`` for ``seat`` if it were its turn now."""
     player = seat_of(state, seat)
-    kinds = [flag for flag, have in ((False, "board_workers"), (True, "board_artisans"))]
-    kinds = [flag for flag in kinds if player["board_artisans" if flag else "board_workers"]]
-    found: list[Action] = []
-    for artisan in kinds:
-        for position, spot in state["positions"].items():
-            if not spot["closed"] and placement_cost(state, seat, position) <= player["reputation"]:
-                found.append({"type": "place_worker", "position": position, "artisan": artisan})
-        for position, slot in player["research"].items():
-            if slot["unlocked"] and len(slot["workers"]) <= player["reputation"]:
-                found.append({"type": "place_worker", "position": position, "artisan": artisan})
-    return found
+    counts = {False: player["board_workers"], True: player["board_artisans"]}
+    kinds = [artisan for artisan, count in counts.items() if count > 0]
+    open_positions = [p for p, spot in state["positions"].items() if not spot["closed"]]
+    unlocked = [rid for rid, slot in player["research"].items() if slot["unlocked"]]
+    return [
+        {"type": "place_worker", "position": position, "artisan": artisan}
+        for artisan in kinds
+        for position in open_positions + unlocked
+        if placement_cost(state, seat, position) <= player["reputation"]
+    ]
 
 
 def start_turn(state: State, first: int) -> None:
@@ -666,7 +665,6 @@ def do_take_manager(state: State, seat: int, action: Action, rng: random.Random)
     managers = state["managers"]
     if action["source"] == "deck":
         hand.extend(components.draw(managers["deck"], 1, rng))
-        state["reveals"] += 1
         return
     manager = action["manager"]
     managers["supply"][manager] -= 1
@@ -906,9 +904,7 @@ def reveal_event(state: State) -> None:
     """Event phase: the first player reveals the round's tile; its automatic effect applies
     to everyone, its choice effect is resolved by every player clockwise."""
     events = state["events"]
-    if events["revealed"] < state["round"]:
-        events["revealed"] = state["round"]
-        state["reveals"] += 1
+    events["revealed"] = max(events["revealed"], state["round"])
     state["phase"] = "event"
     state["due"] = None
     effect = current_event(state)["effect"]
@@ -962,12 +958,10 @@ def run_system(state: State, kind: str, rng: random.Random) -> None:
         raise IllegalAction("no_such_step", f"The automatic step {kind} is not due now.")
     if kind == "refill_manager_supply":
         board.refill_manager_supply(state, rng)
-        state["reveals"] += 1
     elif kind == "reveal_construction_tile":
         tile = state["construction"]["pile"].pop(0)
         state["construction"]["display"].append(tile)
         state["construction"]["progress"][tile] = []
-        state["reveals"] += 1
     elif kind == "reveal_event":
         reveal_event(state)
     elif kind == "audit":
