@@ -412,3 +412,41 @@ def test_a_game_played_under_other_rules_is_refused_clearly(
         response = client.get(f"/games/{game['id']}/{path}", headers=ADMIN)
         problem(response, 409, "rules_version_mismatch")
         assert "rules 1, this build has 2-changed" in response.json["detail"]
+
+
+def play_branch_to_the_end(client: FlaskClient, services: Services, made: dict[str, Any]) -> None:
+    holder = bearer(made["token"])
+    for _ in range(20):
+        settle(services)
+        status = client.get(f"/games/{made['id']}").json["status"]
+        if status["finished"]:
+            return
+        number = status["to_act"][0]
+        url = f"/games/{made['id']}/seats/{number}"
+        action = client.get(f"{url}/legal-actions", headers=holder).json["actions"][0]
+        assert client.post(f"{url}/actions", json=action, headers=holder).status_code == 201
+    raise AssertionError("the branch did not end")
+
+
+def test_a_sealed_branch_is_exported_only_once_its_source_has_ended_too(
+    client: FlaskClient, services: Services
+) -> None:
+    game = to_turns(client, services, rounds=1, turns_per_round=1)
+    made = branch(client, game, seat(game, 0), at=4).json
+    play_branch_to_the_end(client, services, made)
+    url = f"/games/{made['id']}/export"
+    problem(client.get(url, headers=bearer(made["token"])), 403, "sealed_history")
+    problem(client.get(url), 403, "sealed_history")
+    assert client.get(url, headers=ADMIN).status_code == 200
+    ann_plays(client, game)
+    act(client, game, 1, {"type": "draw"})
+    settle(services)
+    exported = client.get(url)
+    assert exported.status_code == 200 and audit(parse_jsonl(exported.data)).seed_checked
+
+
+def test_a_branch_token_lists_its_own_branches(client: FlaskClient, services: Services) -> None:
+    game = finished_game(client, services)
+    made = branch(client, game, NOBODY, at=5).json
+    listed = client.get(f"/games/{made['id']}/branches", headers=bearer(made["token"]))
+    assert listed.status_code == 200 and listed.json == {"branches": []}
