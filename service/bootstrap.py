@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from events.config import open_store
 from events.store import EventStore
-from projections.fold import Folder
+from projections.fold import Folder, Game
 from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
 from service.config import Config
 
@@ -20,7 +20,7 @@ from service.config import Config
 class Jobs(Protocol):
     """What the application layer asks of the background jobs (service.jobs builds it)."""
 
-    def after_append(self, game_id: str, version: int) -> None: ...
+    def after_append(self, game_id: str, version: int, game: Game | None = None) -> None: ...
 
 
 @dataclass

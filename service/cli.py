@@ -94,7 +94,7 @@ def openapi_text() -> str:
 class _NoJobs:
     """Generating the spec appends nothing, so it needs no job runner."""
 
-    def after_append(self, game_id: str, version: int) -> None:
+    def after_append(self, game_id: str, version: int, game: object = None) -> None:
         raise RuntimeError("no jobs while generating openapi.yaml")
 
 

@@ -318,6 +318,7 @@ def append(
     step event being appended) let the cache advance without folding the step again.
     """
     result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    advanced = None
     if (
         not result.replayed
         and game is not None
@@ -330,8 +331,10 @@ def append(
         game.redo.clear()
         game.version = result.version
         services.folder.remember(game)
+        advanced = game
     try:
-        services.jobs.after_append(game_id, result.version)
+        # Handing over the game as it now stands saves the jobs folding it again.
+        services.jobs.after_append(game_id, result.version, game=advanced)
     except Exception:
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)

@@ -11,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from events.store import ConcurrencyConflict
+from projections.fold import Game
 from service import commands
 from service.app import create_app
 from service.bootstrap import Services, bootstrap
@@ -149,8 +150,9 @@ class HeldJobs:
     def __init__(self) -> None:
         self.appended: list[tuple[str, int]] = []
 
-    def after_append(self, game_id: str, version: int) -> None:
+    def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         self.appended.append((game_id, version))
+        assert game is None or game.version == version
 
 
 @pytest.fixture

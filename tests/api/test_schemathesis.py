@@ -57,6 +57,8 @@ def test_every_operation_answers_as_openapi_yaml_says(app: Flask, method: str, p
         max_examples=EXAMPLES,
         deadline=None,
         database=None,
+        # The same examples on every run: CI never goes red by the luck of the draw.
+        derandomize=True,
         suppress_health_check=list(HealthCheck),
     )
     def answers_as_documented(case: schemathesis.Case) -> None:
