@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from flask.testing import FlaskClient
 
+from events.store import StoreError
 from projections.ruleset import all_rulesets
+from service.bootstrap import Services
 
 
 def test_health_says_the_store_and_the_queue_answer(client: FlaskClient) -> None:
@@ -45,3 +48,33 @@ def test_a_wrong_method_is_a_method_not_allowed_problem_naming_the_allowed_ones(
     assert response.status_code == 405
     assert response.json["code"] == "method_not_allowed"
     assert "GET" in response.headers["Allow"]
+
+
+def test_an_unreachable_store_is_a_service_unavailable_problem(
+    client: FlaskClient, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable(*args: object, **kwargs: object) -> None:
+        raise StoreError("connection refused")
+
+    monkeypatch.setattr(services.store, "version", unreachable)
+    monkeypatch.setattr(services.store, "ping", lambda: False)
+    response = client.get("/games/abc/state")
+    assert response.status_code == 503
+    assert response.json["code"] == "store_unavailable"
+    assert "refused" not in response.json["detail"]
+    health = client.get("/health")
+    assert health.status_code == 503
+    assert health.json["status"] == "degraded"
+
+
+def test_a_bug_is_an_internal_error_that_tells_nothing_of_the_game(
+    client: FlaskClient, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret hand: [5, 2]")
+
+    monkeypatch.setattr(services.folder, "load", broken)
+    response = client.get("/games/abc")
+    assert response.status_code == 500
+    assert response.json["code"] == "internal_error"
+    assert "secret" not in response.get_data(as_text=True)
