@@ -124,23 +124,31 @@ def state_at(game_id: str, raw_at: str) -> Response:
     """GET /games/{id}/state?at=N (service.api delegates here when ``at`` is given)."""
     latest = _load(game_id)
     asker = asker_of(latest)
-    at = _event_number(raw_at, "at", latest.version)
-    if at < latest.sealed_until and not asker.admin:
-        raise _sealed(latest)
-    game = _load(game_id, at=at)
-    seat = asker.seat
+    return _state_view(game_id, latest, asker.seat, raw_at, asker.admin)
+
+
+def _state_view(
+    game_id: str, latest: Game, seat: int | None, raw_at: str | None, admin: bool
+) -> Response:
+    """The state now or after event ``raw_at``, as ``seat`` (None: a spectator) sees it."""
+    game, version = latest, latest.version
+    if raw_at is not None:
+        version = _event_number(raw_at, "at", latest.version)
+        if version < latest.sealed_until and not admin:
+            raise _sealed(latest)
+        game = _load(game_id, at=version)
     response = jsonify(
         {
             "id": game_id,
-            "version": at,
+            "version": version,
             "seat": seat,
             "status": _status(game),
             "state": game.ruleset.view(game.state, seat),
         }
     )
-    # Event N never changes, but what this viewer may see of it depends on the token.
+    # What this viewer may see depends on the token; event N itself never changes.
     response.headers["Vary"] = "Authorization"
-    response.headers["Cache-Control"] = "private, max-age=300"
+    response.headers["Cache-Control"] = "private, no-cache" if raw_at is None else "private"
     return response
 
 
@@ -680,6 +688,9 @@ def get_seat_state(game_id: str, seat: int) -> Response:
         A branch's token may ask for any seat of its branch; a seat's token for its own seat
         (the same as GET /games/{id}/state); the admin for any seat.
       security: [{seatToken: []}, {adminKey: []}]
+      parameters:
+        - {in: query, name: at, schema: {type: integer, minimum: 1},
+           description: "The state after event N, as that seat could see it"}
       responses:
         200:
           description: The seat's view.
@@ -690,16 +701,8 @@ def get_seat_state(game_id: str, seat: int) -> Response:
         403: Forbidden
         409: Conflict
     """
-    game, _ = _seat_asker(game_id, seat, acting=False)
-    return jsonify(
-        {
-            "id": game_id,
-            "version": game.version,
-            "seat": seat,
-            "status": _status(game),
-            "state": game.ruleset.view(game.state, seat),
-        }
-    )
+    game, asker = _seat_asker(game_id, seat, acting=False)
+    return _state_view(game_id, game, seat, request.args.get("at"), asker.admin)
 
 
 @bp.get("/games/<game_id>/seats/<int:seat>/legal-actions")

@@ -326,6 +326,10 @@ def test_a_sealed_branch_shows_its_copied_past_to_the_admin_alone(
     problem(client.get(f"{url}?at=3", headers=bearer(made["token"])), 403, "sealed_history")
     assert client.get(f"{url}?at=3", headers=ADMIN).status_code == 200
     assert client.get(f"{url}?at=5", headers=bearer(made["token"])).status_code == 200
+    seat_url = f"/games/{made['id']}/seats/1/state"
+    problem(client.get(f"{seat_url}?at=3", headers=bearer(made["token"])), 403, "sealed_history")
+    then = client.get(f"{seat_url}?at=5", headers=bearer(made["token"])).json
+    assert then["version"] == 5 and then["seat"] == 1 and then["state"]["hand"] is not None
 
 
 def test_the_timeline_lists_every_event_with_a_line_and_the_scores(
@@ -373,8 +377,10 @@ def test_the_audit_of_a_branch_checks_its_copy_of_the_source(
 ) -> None:
     game = finished_game(client, services)
     made = branch(client, game, NOBODY, at=6).json
+    settle(services)  # the round is over at 6: the branch scores it on its own
     report = client.get(f"/games/{made['id']}/audit", headers=bearer(made["token"])).json
-    assert report["ok"] and report["source_checked"] and report["events"] == 7
+    assert report["ok"] and report["source_checked"] and report["finished"]
+    assert report["events"] == 8 and report["system_steps_checked"] == 2
 
 
 def test_the_export_of_a_finished_game_verifies_offline(
