@@ -176,6 +176,7 @@ def test_a_real_worker_does_every_automatic_step_of_a_game_of_each_landed_rulese
 ) -> None:
     deployment.start_worker()
     client = create_app(services=deployment.services).test_client()
+    finished: dict[str, int] = {}
     for ruleset in all_rulesets():
         players = min(max(2, ruleset.min_players), ruleset.max_players)
         # A game that offers a round limit (timed play, with its normal final scoring) is
@@ -187,6 +188,14 @@ def test_a_real_worker_does_every_automatic_step_of_a_game_of_each_landed_rulese
         steps = [event for event in events if event["type"] == "system"]
         keys = [event["idempotency_key"] for event in steps]
         assert keys == [system_step_key(summary["id"], event["seq"] - 1) for event in steps]
+        finished[summary["id"]] = summary["version"]
+
+    def indexed() -> dict[str, int]:
+        games = client.get("/games", query_string={"status": "finished", "limit": 100}).json
+        return {row["id"]: row["version"] for row in games["games"]}
+
+    # The worker keeps the game index (GET /games) caught up with the log.
+    wait_until(lambda: indexed() == finished, "the game index did not catch up", deployment)
 
 
 def job_status(connection: redis.Redis, job_id: str) -> str | None:
