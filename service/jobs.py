@@ -263,7 +263,9 @@ class Jobs:
         self.state = state
         self.settings = settings
         self._appended = threading.Condition()
+        # Per game with a live stream in this process: appends seen, and how many streams.
         self._append_counts: dict[str, int] = {}
+        self._watchers: dict[str, int] = {}
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
@@ -311,8 +313,9 @@ class Jobs:
     def publish(self, game_id: str, version: int) -> None:
         """Wake this process's streams of the game (subclasses reach other processes too)."""
         with self._appended:
-            self._append_counts[game_id] = self._append_counts.get(game_id, 0) + 1
-            self._appended.notify_all()
+            if game_id in self._watchers:
+                self._append_counts[game_id] += 1
+                self._appended.notify_all()
 
     def subscribe(self, game_id: str) -> Subscription:
         """A handle to wait for the game's next append (a push; streams also poll)."""
@@ -320,7 +323,7 @@ class Jobs:
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether every job enqueued so far (and what they chained) finished within
-        ``timeout`` (the in-process runner; RQ's queues are another process's business)."""
+        ``timeout`` (for tests and tools)."""
         raise NotImplementedError
 
     def ping(self) -> bool:
@@ -346,8 +349,10 @@ class LocalSubscription(Subscription):
     def __init__(self, jobs: Jobs, game_id: str) -> None:
         self.jobs = jobs
         self.game_id = game_id
+        self._closed = False
         with jobs._appended:
-            self._seen = jobs._append_counts.get(game_id, 0)
+            jobs._watchers[game_id] = jobs._watchers.get(game_id, 0) + 1
+            self._seen = jobs._append_counts.setdefault(game_id, 0)
 
     def wait(self, timeout: float) -> bool:
         jobs = self.jobs
@@ -359,6 +364,18 @@ class LocalSubscription(Subscription):
             came = jobs._appended.wait_for(changed, timeout)
             self._seen = jobs._append_counts.get(self.game_id, 0)
         return bool(came)
+
+    def close(self) -> None:
+        jobs = self.jobs
+        with jobs._appended:
+            if self._closed:
+                return
+            self._closed = True
+            jobs._watchers[self.game_id] -= 1
+            if not jobs._watchers[self.game_id]:
+                # Nothing is kept for games nobody streams.
+                del jobs._watchers[self.game_id]
+                del jobs._append_counts[self.game_id]
 
 
 class InProcessJobs(Jobs):

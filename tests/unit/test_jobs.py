@@ -219,3 +219,16 @@ def test_a_stream_subscription_wakes_on_an_append_to_its_game(services: Any) -> 
     act(services, "g9", 0, {"type": "bid", "amount": 1})
     assert subscription.wait(5) is True
     subscription.close()
+
+
+def test_nothing_is_remembered_for_a_game_once_its_last_stream_closed(services: Any) -> None:
+    create_game(services, "g10")
+    first, second = services.jobs.subscribe("g10"), services.jobs.subscribe("g10")
+    first.close()
+    act(services, "g10", 0, {"type": "bid", "amount": 1})
+    assert second.wait(5) is True
+    second.close()
+    second.close()  # closing twice is harmless
+    assert "g10" not in services.jobs._append_counts
+    act(services, "g10", 1, {"type": "bid", "amount": 2})  # no stream: nothing to wake
+    assert "g10" not in services.jobs._append_counts
