@@ -427,6 +427,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
           description: Appended; the seat's view after it.
           headers:
             ETag: ETag
+            Idempotent-Replayed: IdempotentReplayed
           content:
             application/json:
               schema: ActionResultSchema

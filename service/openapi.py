@@ -19,8 +19,9 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   413, 415 and 422 when it has a request body; 422 when it has query parameters;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
   token is optional. Shared headers (``ETag: ETag``, ``Location: Location``,
-  ``Retry-After: RetryAfter``) and parameters (``- IfMatch``, ``- IfNoneMatch``,
-  ``- IdempotencyKey``) are named the same way; see ``build_spec``.
+  ``Retry-After: RetryAfter``, ``Idempotent-Replayed: IdempotentReplayed``) and parameters
+  (``- IfMatch``, ``- IfNoneMatch``, ``- IdempotencyKey``) are named the same way; see
+  ``build_spec``.
 
 Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
 by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
@@ -146,6 +147,14 @@ def build_spec(app: Flask, rulesets: list[Ruleset] | None = None) -> dict[str, A
     )
     components.header(
         "RetryAfter", {"description": "Seconds to wait", "schema": {"type": "integer"}}
+    )
+    components.header(
+        "IdempotentReplayed",
+        {
+            "description": "true when this is the first response to an earlier request with "
+            "the same Idempotency-Key (nothing was appended this time)",
+            "schema": {"type": "string", "enum": ["true"]},
+        },
     )
     components.parameter(
         "IfMatch",
