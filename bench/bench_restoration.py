@@ -2,7 +2,7 @@
 
 One random game at the largest player count is played once; its log is then re-folded from
 scratch (``projections.fold.fold``, best of 5) and compared with the trivial fold of
-bench_fold (dispatch each event on its type to a handler that only counts), in the same run.
+bench/foldrate.py (dispatch each event on its type to a handler that only counts), in the same run.
 """
 
 from __future__ import annotations
