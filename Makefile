@@ -32,7 +32,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python -m bench
 
 soak: $(BIN)/.installed ## thousands of random playouts per game; not part of CI
-	MEEPLE_SOAK_GAMES=2000 $(BIN)/python -m pytest tests/sim -q
+	MEEPLE_SOAK_GAMES=2000 $(BIN)/python -m pytest tests/sim -q -n 2 --timeout 0
 
 openapi: $(BIN)/.installed ## regenerate openapi.yaml from the marshmallow schemas
 	$(BIN)/meeple openapi > openapi.yaml
