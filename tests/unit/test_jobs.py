@@ -20,10 +20,12 @@ from service.jobs import (
     Jobs,
     JobSettings,
     StepOutcome,
+    notify,
     sweep,
     system_step,
     system_step_key,
 )
+from service.notifications import new_webhook
 
 
 @dataclass
@@ -232,3 +234,25 @@ def test_nothing_is_remembered_for_a_game_once_its_last_stream_closed(services: 
     assert "g10" not in services.jobs._append_counts
     act(services, "g10", 1, {"type": "bid", "amount": 2})  # no stream: nothing to wake
     assert "g10" not in services.jobs._append_counts
+
+
+def test_notify_runs_at_once_make_each_delivery_once_and_miss_none(manual: Any) -> None:
+    create_game(manual, "g11")
+    webhook = new_webhook("g11", "http://127.0.0.1:9/", "s" * 16, ["action"], {"admin": True}, 1)
+    manual.jobs.state.add_webhook(webhook)
+    versions = [act(manual, "g11", seat, {"type": "bid", "amount": seat}) for seat in (0, 1)]
+    barrier = threading.Barrier(4)
+
+    def run(version: int) -> None:
+        mine = FakeServices(manual.store, Folder(manual.store), manual.jobs)
+        barrier.wait()
+        notify(mine, "g11", version)
+
+    threads = [threading.Thread(target=run, args=(versions[n % 2],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    made = manual.jobs.state.recent_deliveries("g11", webhook["id"])
+    assert sorted(delivery["seq"] for delivery in made) == [2, 3]
+    assert manual.jobs.state.webhooks("g11")[0]["cursor"] == versions[-1]
