@@ -29,6 +29,11 @@ def _drawn_factories(state: dict[str, Any]) -> list[str]:
     return [f for queue in state["pending"] for effect in queue for f in effect.get("drawn", [])]
 
 
+def _technologies_to_return(state: dict[str, Any]) -> list[str]:
+    """Technologies discarded by a refresh, waiting for their player to order them."""
+    return [t for queue in state["pending"] for effect in queue for t in effect.get("tiles", [])]
+
+
 def where_everything_is(state: dict[str, Any]) -> dict[str, list[str]]:
     """Every component's id, wherever it lies, by kind."""
     seats = state["seats"]
@@ -44,6 +49,7 @@ def where_everything_is(state: dict[str, Any]) -> dict[str, list[str]]:
             *(t for column in state["tech"].values() for t in column["draw_pile"]),
             *(t for column in state["tech"].values() for t in column["display"] if t is not None),
             *(t for seat in seats for t in _workshop_tiles(seat, "tech")),
+            *_technologies_to_return(state),
         ],
         "factories": [
             *(f for pile in state["factories"].values() for f in pile["draw_pile"]),

@@ -32,6 +32,8 @@ _PLACEMENT = {
 }
 
 FIELDS: dict[str, dict[str, Any]] = {
+    # before the first round: where the tradesmen start
+    "place_tradesman": {"shop": lambda: _one_of(list(data.SHOPS))},
     # Action Phase
     "shop": {
         "tradesman": lambda: _int(0, 1),
@@ -86,6 +88,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "choose_signboard_action": {"action": lambda: _one_of(["workforce", "travel", "technology"])},
     "take_city_tile": {"city": lambda: _one_of(data.CITIES)},
     "move_down": {"tradesman": lambda: _int(0, 1)},
+    "act_first": {"tradesman": lambda: _int(0, 1)},
     "discard_desk_letter": {"slot": lambda: _int(0, 3)},
     "gain_letter": {"slot": lambda: _int(0, 3), "stack": lambda: _int(0, 1)},
     "travel": {
@@ -93,6 +96,11 @@ FIELDS: dict[str, dict[str, Any]] = {
         "path": lambda: fields.List(fields.String(), required=True),
     },
     "refresh_technologies": {"level": lambda: _one_of(_LEVEL)},
+    "return_technologies": {
+        "order": lambda: fields.List(
+            fields.String(), required=True, validate=validate.Length(min=1, max=3)
+        )
+    },
     "buy_technology": {"level": lambda: _one_of(_LEVEL), "row": lambda: _int(0, 2), **_PLACEMENT},
     "draw_factories": {"level": lambda: _one_of(_LEVEL)},
     "keep_factory": {"factory": _text, **_PLACEMENT},
@@ -122,6 +130,9 @@ NEVER_DRAW = frozenset(
         "place_assistant",
         "pair_city_tile",
         "choose_signboard_action",
+        "place_tradesman",
+        "return_technologies",
+        "act_first",
     ]
 )
 

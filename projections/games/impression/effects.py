@@ -8,8 +8,9 @@ effect is queued on its seat's ``pending`` list and resolved front first:
 - an *automatic* handler (resources, capacity, workforce...) resolves at once and may
   return follow-up effects, which go to the front of the queue (resolved depth first);
 - a *choice* handler waits for its seat to answer with one of the actions its ``options``
-  lists (or ``decline``: every printed benefit may be forgone, docs/rules/impression.md);
-  a choice with nothing to choose fizzles.
+  lists (or ``decline``: every printed benefit may be forgone, docs/rules/impression.md;
+  a choice of order is not a benefit and cannot be declined); a choice with nothing to
+  choose fizzles.
 
 The shared pieces the handlers need (workforce and capacity tracks, lead letters, the
 building rules, orders in production) live here too, so that rules.py only drives phases.
@@ -17,6 +18,7 @@ building rules, orders in production) live here too, so that rules.py only drive
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -342,6 +344,8 @@ class Handler:
     validate: Callable[[State, int, Effect, Action], None] | None = None
     error_code: str = "illegal_choice"
     single_auto: bool = False
+    #: False for a choice of order, which forgoes no benefit and has no default answer
+    declinable: bool = True
 
 
 HANDLERS: dict[str, Handler] = {}
@@ -863,6 +867,42 @@ handler(
 )
 
 
+# room_two_order: B. Reset: "carry out the action of the room II entered by tradesmen
+# that moved during this Reset action" -- with two, the player says which acts first.
+
+
+def _first_options(state: State, seat: int, effect: Effect) -> list[Action]:
+    return [{"type": "act_first", "tradesman": index} for index in effect["tradesmen"]]
+
+
+def _first_validate(state: State, seat: int, effect: Effect, action: Action) -> None:
+    if action.get("tradesman") not in effect["tradesmen"]:
+        raise IllegalAction(
+            "tradesman_not_moved",
+            "Choose tradesman 0 or 1: both moved down to room II in this Reset.",
+        )
+
+
+def _first_resolve(
+    state: State, seat: int, effect: Effect, action: Action, rng: random.Random
+) -> list[Effect]:
+    first = action["tradesman"]
+    order = [first, *(index for index in effect["tradesmen"] if index != first)]
+    men = player(state, seat)["tradesmen"]
+    return [room for index in order for room in data.SHOPS[men[index]["shop"]]["room_II"]]
+
+
+handler(
+    "room_two_order",
+    describe="choose which tradesman moved by your Reset takes its room II action first",
+    options=_first_options,
+    resolve=_first_resolve,
+    answers=("act_first",),
+    validate=_first_validate,
+    declinable=False,
+)
+
+
 # discard_letter: "discard a lead letter from the typesetting table ... gain the resources"
 
 
@@ -1134,12 +1174,15 @@ def _tech_resolve(
     column = state["tech"][level]
     if action["type"] == "refresh_technologies":
         p["marks"] -= 1
-        # the discarded tiles go under the pile, in display order (docs/rules/impression.md)
-        column["draw_pile"].extend(t for t in column["display"] if t is not None)
-        column["display"] = [None] * len(column["display"])
-        for index in range(len(column["display"])):
-            column["display"][index] = draw_known(column)
-        return [{**effect, "refreshed": True}]
+        # Technology: "discard the 3 available tiles in a chosen column and draw 3 new
+        # ones ... Place the discarded tiles at the bottom of the draw pile in an order of
+        # your choice": the new tiles come first, then the player orders the old ones.
+        discarded = [t for t in column["display"] if t is not None]
+        column["display"] = [draw_known(column) for _ in column["display"]]
+        follow: list[Effect] = []
+        if discarded:
+            follow.append({"icon": "return_technologies", "level": level, "tiles": discarded})
+        return [*follow, {**effect, "refreshed": True}]
     row = action["row"]
     tech_id = column["display"][row]
     gain_goods(p, tech_cost(state, seat, effect, level, row), -1)
@@ -1171,6 +1214,47 @@ handler(
     resolve=_tech_resolve,
     answers=("refresh_technologies", "buy_technology"),
     validate=_tech_validate,
+)
+
+
+# return_technologies: "Place the discarded tiles at the bottom of the draw pile in an
+# order of your choice." ``order`` runs from the tile drawn first again to the very bottom.
+
+
+def _return_options(state: State, seat: int, effect: Effect) -> list[Action]:
+    return [
+        {"type": "return_technologies", "order": list(order)}
+        for order in itertools.permutations(effect["tiles"])
+    ]
+
+
+def _return_validate(state: State, seat: int, effect: Effect, action: Action) -> None:
+    order = action.get("order")
+    tiles = effect["tiles"]
+    if not isinstance(order, list) or sorted(map(str, order)) != sorted(tiles):
+        raise IllegalAction(
+            "not_the_discarded_technologies",
+            f"Put exactly the technologies you discarded ({', '.join(tiles)}) under the "
+            "pile, each once, in the order you choose.",
+        )
+
+
+def _return_resolve(
+    state: State, seat: int, effect: Effect, action: Action, rng: random.Random
+) -> list[Effect]:
+    state["tech"][effect["level"]]["draw_pile"].extend(action["order"])
+    return []
+
+
+handler(
+    "return_technologies",
+    describe="put the discarded technologies under their pile in the order you choose",
+    options=_return_options,
+    resolve=_return_resolve,
+    answers=("return_technologies",),
+    validate=_return_validate,
+    single_auto=True,
+    declinable=False,
 )
 
 
@@ -1474,11 +1558,12 @@ def run(state: State, seat: int, rng: random.Random) -> None:
 
 
 def prompt_options(state: State, seat: int) -> list[Action]:
-    """The answers to the seat's waiting choice, ``decline`` included."""
+    """The answers to the seat's waiting choice, ``decline`` included where it may be."""
     effect = state["pending"][seat][0]
     rule = HANDLERS[effect["icon"]]
     assert rule.options is not None
-    return [*rule.options(state, seat, effect), {"type": "decline"}]
+    options = rule.options(state, seat, effect)
+    return [*options, {"type": "decline"}] if rule.declinable else options
 
 
 def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -1488,6 +1573,10 @@ def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
     rule = HANDLERS[effect["icon"]]
     body = {key: value for key, value in action.items() if key != "seat"}
     if body["type"] == "decline":
+        if not rule.declinable:
+            raise IllegalAction(
+                "choice_required", f"This choice cannot be declined: {rule.describe}."
+            )
         queue.pop(0)
         if effect["icon"] == "factory":
             factory_declined(state, effect)

@@ -3,7 +3,9 @@
 Which rulebook section each part follows:
 
 - ``setup``: Setup 1-9 (trading tiles, technologies, factories, city discs, orders with
-  5/3/1 of each type removed, contracts, lead letters, supply, shops by player count).
+  5/3/1 of each type removed, contracts, lead letters, supply, shops by player count);
+  then ``place_tradesman``: the players place their tradesmen (the rulebook does not say
+  where they start; docs/rules/impression.md).
 - Action Phase (two turns each): ``shop`` (A. Shop), ``reset`` (B. Reset) and the
   Optional Actions (``signboard_*``, ``activate_contract``, ``use_city_disc``,
   ``pair_city_tile``); every room and icon action is an effect of effects.py.
@@ -34,7 +36,7 @@ SYSTEM_STEPS = {
     "preparation": "preparation",
     "final_scoring": "final_scoring",
 }
-TURN_PHASES = ("action", "final_optionals")
+TURN_PHASES = ("placement", "action", "final_optionals")
 MAX_PATH = 8  # longer shop routes never cost less capacity on a 4x4 city (see docs)
 SIGNBOARD_NEEDS = {"white": 1, "red": 2, "blue": 2}
 
@@ -107,7 +109,7 @@ class Impression(Ruleset):
         state: State = {
             "players": list(players),
             "round": 1,
-            "phase": "action",
+            "phase": "placement",
             "order": components.shuffled(range(count), rng),
             "turn": {"index": 0, "pass": 1, "main_done": False, "swapped": []},
             "buying": None,
@@ -128,7 +130,7 @@ class Impression(Ruleset):
             "city_markers": {city: [] for city in data.CITIES},
             "track": [{"section": 0, "arrival": 0} for _ in players],
             "track_arrivals": 0,
-            "seats": [self._new_player(seat, shops, rng) for seat in range(count)],
+            "seats": [self._new_player(seat) for seat in range(count)],
             "final_scores": None,
             "finished": False,
         }
@@ -136,7 +138,7 @@ class Impression(Ruleset):
         return state
 
     @staticmethod
-    def _new_player(seat: int, shops: list[str], rng: random.Random) -> dict[str, Any]:
+    def _new_player(seat: int) -> dict[str, Any]:
         start = data.START
         return {
             "seat": seat,
@@ -147,9 +149,7 @@ class Impression(Ruleset):
             "vp": 0,
             "workforce": start["workforce"],
             "capacity": start["capacity"],
-            "tradesmen": [
-                {"shop": shop, "room": "II", "upright": True} for shop in rng.sample(shops, 2)
-            ],
+            "tradesmen": [],  # placed by the players (place_tradesman)
             "assistants": start["assistants"],
             "assistant_levels": [],
             "city_markers": start["city_markers"],
@@ -221,6 +221,8 @@ class Impression(Ruleset):
                 {"type": "advance_order", "order": order} for order in self._producible(state, seat)
             ]
             return [*legal, {"type": "end_production"}]
+        if phase == "placement":
+            return self._placements(state, seat)
         legal = []
         if phase == "action" and not state["turn"]["main_done"]:
             legal.extend(self._shop_moves(state, seat))
@@ -267,6 +269,8 @@ class Impression(Ruleset):
             self._buying(state, seat, action)
         elif state["phase"] == "production":
             self._production(state, seat, action, rng)
+        elif state["phase"] == "placement":
+            self.place_tradesman(state, seat, action)
         else:
             self._turn(state, seat, action, rng)
         self._after(state, seat)
@@ -279,6 +283,46 @@ class Impression(Ruleset):
                 state["production_done"][seat] = True
             if all(state["production_done"]) and not any(state["pending"]):
                 state["phase"] = "wages"
+
+    # -- placing the tradesmen ------------------------------------------------------------
+
+    def _placements(self, state: State, seat: int) -> list[Action]:
+        taken = {man["shop"] for man in player(state, seat)["tradesmen"]}
+        return [
+            {"type": "place_tradesman", "shop": shop}
+            for shop in state["shops"]
+            if shop not in taken
+        ]
+
+    def place_tradesman(self, state: State, seat: int, action: Action) -> None:
+        """Before the first round each player, in player order, stands a tradesman upright
+        in room II of a shop, then a second one in another shop (a decision: the rulebook
+        does not say where tradesmen start; docs/rules/impression.md)."""
+        if action["type"] != "place_tradesman":
+            raise IllegalAction(
+                "wrong_phase", "First every player places their two tradesmen in the city."
+            )
+        shop = action.get("shop")
+        if shop not in state["shops"]:
+            raise IllegalAction(
+                "unknown_shop", f"Place your tradesman in a shop in play: {state['shops']}."
+            )
+        p = player(state, seat)
+        if any(man["shop"] == shop for man in p["tradesmen"]):
+            raise IllegalAction(
+                "own_tradesman_there", "Each player may have only 1 tradesman per shop."
+            )
+        p["tradesmen"].append({"shop": shop, "room": "II", "upright": True})
+        turn = state["turn"]
+        turn["index"] += 1
+        if turn["index"] < len(state["order"]):
+            return
+        turn["index"] = 0
+        if turn["pass"] == 1:
+            turn["pass"] = 2
+            return
+        turn["pass"] = 1
+        state["phase"] = "action"
 
     # -- Action Phase -------------------------------------------------------------------
 
@@ -461,8 +505,12 @@ class Impression(Ruleset):
         for index in moved:
             effects.enter_room(state, seat, index, p["tradesmen"][index]["shop"], "II")
         p["tradesmen"][lay]["upright"] = False
-        for index in moved:
-            follow.extend(data.SHOPS[p["tradesmen"][index]["shop"]]["room_II"])
+        rooms = [data.SHOPS[p["tradesmen"][index]["shop"]]["room_II"] for index in moved]
+        if len(moved) == 2 and rooms[0] != rooms[1]:
+            # two different room II actions: the player chooses which comes first
+            follow.append({"icon": "room_two_order", "tradesmen": moved})
+        else:
+            follow.extend(effect for room in rooms for effect in room)
         effects.start_effects(state, seat, follow, rng)
 
     # -- Optional Actions ------------------------------------------------------------

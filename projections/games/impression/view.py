@@ -112,6 +112,7 @@ def summarize(state: State, action: Action) -> str:
     who = state["players"][seat]
     detail = {key: value for key, value in action.items() if key not in ("type", "seat")}
     phrases = {
+        "place_tradesman": lambda: f"placed a tradesman in {_shop([detail.get('shop')])}, room II",
         "shop": lambda: (
             f"moved a tradesman to {_shop(detail.get('path'))}, room {detail.get('room')}"
         ),
@@ -148,6 +149,14 @@ def summarize(state: State, action: Action) -> str:
         "refresh_technologies": lambda: (
             f"paid 1 mark for new level {detail.get('level')} technologies"
         ),
+        "return_technologies": lambda: (
+            "put technologies "
+            + ", ".join(str(tile) for tile in detail.get("order") or [])
+            + " under their pile, in that order"
+        ),
+        "act_first": lambda: (
+            f"took the room II action in {_tradesman_shop(state, seat, detail)} first"
+        ),
         "draw_factories": lambda: f"drew 3 level {detail.get('level')} factories",
         "keep_factory": lambda: (
             f"built factory {detail.get('factory')} {detail.get('mode')} on {detail.get('space')}"
@@ -182,6 +191,14 @@ def _tech(state: State, detail: dict[str, Any]) -> str:
 def _shop(path: Any) -> str:
     if isinstance(path, list) and path and path[-1] in data.SHOPS:
         return str(data.SHOPS[path[-1]]["name"])
+    return "another shop"
+
+
+def _tradesman_shop(state: State, seat: int, detail: dict[str, Any]) -> str:
+    men = state["seats"][seat]["tradesmen"]
+    index = detail.get("tradesman")
+    if isinstance(index, int) and 0 <= index < len(men):
+        return _shop([men[index]["shop"]])
     return "another shop"
 
 

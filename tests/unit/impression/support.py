@@ -13,9 +13,30 @@ from projections.ruleset import IllegalAction
 RULES = IMPRESSION
 
 
-def new_game(players: int = 2, seed: int = 7) -> dict[str, Any]:
+#: where each seat's tradesmen stand in a test game unless the test says otherwise
+START_SHOPS = [["S1", "S9"], ["S5", "S11"], ["S3", "S10"], ["S7", "S2"]]
+
+
+def new_game(
+    players: int = 2, seed: int = 7, tradesmen: list[list[str]] | None = None
+) -> dict[str, Any]:
+    """A game set up from ``seed`` whose players have placed their tradesmen."""
+    state = set_up(players, seed)
+    place_tradesmen(state, tradesmen or START_SHOPS[:players])
+    return state
+
+
+def set_up(players: int = 2, seed: int = 7) -> dict[str, Any]:
+    """A game right after setup, before anyone placed a tradesman."""
     names = ["Ann", "Bob", "Cid", "Dee"][:players]
     return RULES.setup(names, {}, random.Random(seed))
+
+
+def place_tradesmen(state: dict[str, Any], shops: list[list[str]]) -> None:
+    """Each seat places its first tradesman, in player order, then its second."""
+    for index in (0, 1):
+        for seat in list(state["order"]):
+            act(state, seat, type="place_tradesman", shop=shops[seat][index])
 
 
 def act(state: dict[str, Any], seat: int | None, **action: Any) -> None:

@@ -155,6 +155,59 @@ def test_reset_moves_tradesmen_from_room_one_down_and_takes_their_room_two_actio
     assert (ann["paper"], ann["ink"]) == (2, 2)
 
 
+def two_tradesmen_in_room_one(shops: tuple[str, str]) -> dict[str, Any]:
+    """Ann's two tradesmen lie in room I of ``shops``, ready for a Reset."""
+    state = two_player_game()
+    ann = state["seats"][0]
+    ann["tradesmen"] = [{"shop": shop, "room": "I", "upright": True} for shop in shops]
+    return state
+
+
+def test_a_reset_moving_two_tradesmen_asks_which_acts_first() -> None:
+    # B. Reset: "carry out the action of the room II entered by tradesmen that moved"
+    state = two_tradesmen_in_room_one(("S1", "S7"))  # room II: trade; 1 paper + 1 ink
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert [man["room"] for man in state["seats"][0]["tradesmen"]] == ["II", "II"]
+    assert prompt(state, 0) == "room_two_order"
+    assert RULES.legal_actions(state, 0) == [
+        {"type": "act_first", "tradesman": 0},
+        {"type": "act_first", "tradesman": 1},
+    ]
+
+
+def test_the_tradesman_chosen_first_takes_its_room_two_action_first() -> None:
+    state = two_tradesmen_in_room_one(("S1", "S7"))
+    ann = state["seats"][0]
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    act(state, 0, type="act_first", tradesman=1)  # Print shop: 1 paper + 1 ink at once
+    assert (ann["paper"], ann["ink"]) == (2, 2)
+    assert prompt(state, 0) == "trade"  # then the Paper mill's trade
+
+
+def test_the_other_tradesman_first_leaves_its_action_waiting_behind_the_first() -> None:
+    state = two_tradesmen_in_room_one(("S1", "S7"))
+    ann = state["seats"][0]
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    act(state, 0, type="act_first", tradesman=0)
+    assert prompt(state, 0) == "trade" and (ann["paper"], ann["ink"]) == (1, 1)
+    act(state, 0, type="decline")
+    assert (ann["paper"], ann["ink"]) == (2, 2)
+
+
+def test_which_tradesman_acts_first_cannot_be_declined_or_be_another() -> None:
+    state = two_tradesmen_in_room_one(("S1", "S7"))
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    refused(state, 0, "choice_required", type="decline")
+    refused(state, 0, "tradesman_not_moved", type="act_first", tradesman=2)
+    refused(state, 0, "choice_pending", type="end_turn")
+
+
+def test_two_tradesmen_entering_the_same_room_two_action_are_not_asked() -> None:
+    state = two_tradesmen_in_room_one(("S1", "S6"))  # both rooms II: trade
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert [effect["icon"] for effect in state["pending"][0]] == ["trade", "trade"]
+
+
 @pytest.mark.parametrize(
     ("action", "code"),
     [

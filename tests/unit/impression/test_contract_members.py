@@ -99,3 +99,22 @@ def test_summaries_name_the_tile_a_player_bought_or_used() -> None:
     assert line == f"Bob bought technology {tech} and built it up on W4"
     trade = {"type": "trade_convert", "give": "ink", "take": ["lead", "paper"], "seat": 0}
     assert RULES.summarize(state, trade) == "Ann traded 1 ink for lead and paper"
+
+
+def test_summaries_of_placing_ordering_and_choosing_the_first_tradesman() -> None:
+    state = new_game(2)  # Ann's tradesmen stand in S1 and S9
+    place = {"type": "place_tradesman", "shop": "S3", "seat": 1}
+    assert RULES.summarize(state, place) == "Bob placed a tradesman in Ink maker, room II"
+    tuck = {"type": "return_technologies", "order": ["BII4", "GII1"], "seat": 0}
+    assert (
+        RULES.summarize(state, tuck)
+        == "Ann put technologies BII4, GII1 under their pile, in that order"
+    )
+    first = {"type": "act_first", "tradesman": 1, "seat": 0}
+    assert RULES.summarize(state, first) == "Ann took the room II action in Workshop first"
+
+
+def test_placing_ordering_and_choosing_the_first_tradesman_reveal_nothing() -> None:
+    state = new_game(2)
+    for kind in ("place_tradesman", "return_technologies", "act_first"):
+        assert RULES.reveals_hidden(state, {"type": kind, "seat": 0}) is False

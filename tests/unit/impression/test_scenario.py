@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.unit.impression.support import RULES, act, new_game
+from tests.unit.impression.support import RULES, act, new_game, set_up
 
 ANN, BOB = 0, 1
 
 
 def play_round_one() -> dict[str, Any]:
-    state = new_game(2, seed=7)
-    # seed 7: Ann moves first (2 steps), Bob second (3 steps); Ann's tradesmen stand in
-    # S5 and S7, Bob's in S10 and S7; the desk shows LD9 (2 ink), LB6, LD6, LA5, LA1 next
+    # seed 7: Ann moves first (2 steps), Bob second (3 steps); Ann places her tradesmen in
+    # S5 and S7, Bob his in S10 and S7; the desk shows LD9 (2 ink), LB6, LD6, LA5, LA1 next
+    state = new_game(2, seed=7, tradesmen=[["S5", "S7"], ["S10", "S7"]])
     assert state["order"] == [ANN, BOB]
     assert state["letters"]["desk"][0] == "LD9" and state["letters"]["draw_pile"][0] == "LA1"
     act(state, ANN, type="shop", tradesman=0, path=["S1", "S2"], room="I")  # Foundry: 2 lead
@@ -82,6 +82,9 @@ def test_ann_s_assistant_pays_her_when_bob_stops_next_to_it() -> None:
 
 #: a plain policy: the first legal action of the most preferred type
 PREFERENCE = [
+    "place_tradesman",
+    "act_first",
+    "return_technologies",
     "advance_order",
     "buy_order",
     "buy_contract",
@@ -126,14 +129,14 @@ def play_by_preference(state: dict[str, Any]) -> int:
 
 
 def test_a_seeded_three_player_game_played_by_a_plain_policy_ends_after_eight_rounds() -> None:
-    state = new_game(3, seed=21)
-    assert play_by_preference(state) == 239
+    state = set_up(3, seed=21)
+    assert play_by_preference(state) == 271
     assert state["round"] == 8
     result = RULES.result(state)
     assert result is not None
-    assert [score["total"] for score in result["scores"]] == [10, -3, 4]
-    assert result["ranking"] == [[0], [2], [1]]
+    assert [score["total"] for score in result["scores"]] == [10, 5, 0]
+    assert result["ranking"] == [[0], [1], [2]]
     for score in result["scores"]:
         assert score["total"] == sum(score["breakdown"].values())
-    assert [len(p["completed"]) for p in state["seats"]] == [3, 2, 2]
+    assert [len(p["completed"]) for p in state["seats"]] == [3, 1, 3]
     assert all(slot is None for slot in state["orders"]["display"])

@@ -8,7 +8,7 @@ import pytest
 
 from projections.games.impression import data
 from projections.ruleset import IllegalAction
-from tests.unit.impression.support import RULES, new_game
+from tests.unit.impression.support import RULES, act, new_game, refused, set_up
 
 
 @pytest.mark.parametrize(("players", "shops"), [(2, 9), (3, 12), (4, 16)])
@@ -46,17 +46,83 @@ def test_each_player_starts_with_the_documented_values() -> None:
     assert sorted(state["order"]) == [0, 1, 2, 3]
 
 
-def test_a_new_game_waits_for_the_first_player_in_the_action_phase() -> None:
-    state = new_game(2)
+def test_a_new_game_waits_for_the_first_player_to_place_a_tradesman() -> None:
+    state = set_up(2)
     assert RULES.status(state) == {
         "round": 1,
-        "phase": "action",
+        "phase": "placement",
         "to_act": [state["order"][0]],
         "awaiting_system": None,
         "finished": False,
     }
+    assert all(p["tradesmen"] == [] for p in state["seats"])
     assert RULES.system_action(state) is None
     assert RULES.result(state) is None
+
+
+def test_the_first_player_may_place_a_tradesman_in_any_shop_in_play() -> None:
+    state = set_up(3)
+    seat = state["order"][0]
+    assert RULES.legal_actions(state, seat) == [
+        {"type": "place_tradesman", "shop": shop} for shop in state["shops"]
+    ]
+    assert RULES.legal_actions(state, state["order"][1]) == []
+
+
+def test_players_place_a_tradesman_each_in_player_order_then_a_second() -> None:
+    state = set_up(3)
+    first, second, third = state["order"]
+    for seat, shop in [(first, "S1"), (second, "S1"), (third, "S13"), (first, "S2")]:
+        assert RULES.status(state)["to_act"] == [seat]
+        act(state, seat, type="place_tradesman", shop=shop)
+    assert {"type": "place_tradesman", "shop": "S1"} not in RULES.legal_actions(state, second)
+    act(state, second, type="place_tradesman", shop="S6")
+    act(state, third, type="place_tradesman", shop="S14")
+    assert [man["shop"] for man in state["seats"][first]["tradesmen"]] == ["S1", "S2"]
+    assert [man["shop"] for man in state["seats"][second]["tradesmen"]] == ["S1", "S6"]
+    assert all(
+        man["room"] == "II" and man["upright"] for p in state["seats"] for man in p["tradesmen"]
+    )
+    # sharing a shop with another player is no arrival: nobody earned a mark
+    assert all(p["marks"] == 3 for p in state["seats"])
+    assert RULES.status(state)["phase"] == "action"
+    assert RULES.status(state)["to_act"] == [first]
+    assert state["turn"] == {"index": 0, "pass": 1, "main_done": False, "swapped": []}
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        ({"type": "place_tradesman", "shop": "S16"}, "unknown_shop"),  # a 4+ shop
+        ({"type": "place_tradesman", "shop": None}, "unknown_shop"),
+        ({"type": "place_tradesman", "shop": "S1"}, "own_tradesman_there"),
+        ({"type": "reset", "slot": 0, "keep": None, "lay_down": 0}, "wrong_phase"),
+        ({"type": "end_turn"}, "wrong_phase"),
+        ({"type": "decline"}, "nothing_to_decline"),
+    ],
+)
+def test_a_placement_is_refused(action: dict[str, object], code: str) -> None:
+    state = set_up(2)
+    first, second = state["order"]
+    act(state, first, type="place_tradesman", shop="S1")
+    act(state, second, type="place_tradesman", shop="S2")
+    refused(state, first, code, **action)
+
+
+def test_placing_out_of_turn_is_refused() -> None:
+    state = set_up(2)
+    refused(state, state["order"][1], "not_your_turn", type="place_tradesman", shop="S1")
+
+
+def test_a_tradesman_is_placed_only_before_the_first_round() -> None:
+    state = new_game(2)
+    refused(state, state["order"][0], "wrong_phase", type="place_tradesman", shop="S2")
+
+
+def test_a_game_whose_tradesmen_are_placed_waits_for_the_first_player_to_act() -> None:
+    state = new_game(2)
+    assert RULES.status(state)["phase"] == "action"
+    assert RULES.status(state)["to_act"] == [state["order"][0]]
 
 
 def test_impression_is_for_two_to_four_players() -> None:

@@ -72,15 +72,90 @@ def test_a_technology_factory_saves_a_mark() -> None:
     assert me(state)["marks"] == 3
 
 
-def test_refreshing_a_column_puts_its_tiles_under_the_pile_in_view() -> None:
+def test_refreshing_a_column_draws_three_new_tiles_then_asks_the_order_of_the_old() -> None:
+    # Technology: "pay 1 mark to discard the 3 available tiles in a chosen column and draw
+    # 3 new ones ... Place the discarded tiles at the bottom of the draw pile in an order
+    # of your choice."
+    state = turn_game()
+    old = list(state["tech"]["II"]["display"])
+    new = state["tech"]["II"]["draw_pile"][:3]
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="II")
+    assert me(state)["marks"] == 2
+    assert state["tech"]["II"]["display"] == new
+    assert prompt(state, SEAT) == "return_technologies"
+    orders = [action["order"] for action in RULES.legal_actions(state, SEAT)]
+    assert len(orders) == 6 and all(sorted(order) == sorted(old) for order in orders)
+
+
+def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> None:
     state = turn_game()
     old = list(state["tech"]["II"]["display"])
     queue(state, {"icon": "technology"})
     act(state, SEAT, type="refresh_technologies", level="II")
-    assert me(state)["marks"] == 2
-    assert state["tech"]["II"]["draw_pile"][-3:] == old
-    assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == old
+    chosen = [old[2], old[0], old[1]]
+    act(state, SEAT, type="return_technologies", order=chosen)
+    assert state["tech"]["II"]["draw_pile"][-3:] == chosen
+    assert RULES.view(state, None)["tech"]["II"]["known_bottom"] == chosen
+    assert prompt(state, SEAT) == "technology"  # now choose from the new options
     refused(state, SEAT, "already_refreshed", type="refresh_technologies", level="II")
+
+
+@pytest.mark.parametrize(
+    ("order", "code"),
+    [
+        (["BII1", "BII2"], "not_the_discarded_technologies"),
+        (None, "not_the_discarded_technologies"),
+    ],
+)
+def test_returning_other_technologies_is_refused(order: Any, code: str) -> None:
+    state = turn_game()
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="II")
+    refused(state, SEAT, code, type="return_technologies", order=order)
+
+
+def test_returning_a_discarded_technology_twice_is_refused() -> None:
+    state = turn_game()
+    old = list(state["tech"]["II"]["display"])
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="II")
+    twice = [old[0], old[0], old[1]]
+    refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=twice)
+
+
+def test_the_order_of_the_returned_technologies_cannot_be_declined() -> None:
+    state = turn_game()
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="II")
+    assert {"type": "decline"} not in RULES.legal_actions(state, SEAT)
+    refused(state, SEAT, "choice_required", type="decline")
+
+
+def test_a_single_discarded_technology_goes_under_the_pile_without_a_question() -> None:
+    state = turn_game()
+    column = state["tech"]["I"]
+    last = column["display"][1]
+    column["draw_pile"].extend(t for t in column["display"] if t != last)
+    column["display"] = [None, last, None]
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="I")
+    assert column["draw_pile"][-1] == last
+    assert prompt(state, SEAT) == "technology"
+
+
+def test_a_refresh_from_a_short_pile_draws_only_new_tiles() -> None:
+    # "draw 3 new ones": the tiles just discarded are not drawn again by the refresh
+    state = turn_game()
+    column = state["tech"]["III"]
+    old = list(column["display"])
+    column["draw_pile"], column["hidden"] = column["draw_pile"][:1], 1
+    only = column["draw_pile"][0]
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, type="refresh_technologies", level="III")
+    assert column["display"] == [only, None, None]
+    act(state, SEAT, type="return_technologies", order=old)
+    assert column["draw_pile"] == old
 
 
 @pytest.mark.parametrize(
