@@ -99,13 +99,17 @@ EXPECTED = {
 
 
 def impression_invariants(state: dict[str, Any]) -> None:
-    """No negative resources; every tile, card and letter somewhere exactly once."""
+    """No negative resources; two tradesmen in two shops once placed; every tile, card and
+    letter somewhere exactly once."""
     for seat in state["seats"]:
         for key in COUNTED:
             assert seat[key] >= 0, f"seat {seat['seat']} has {seat[key]} {key}"
         assert seat["capacity"] <= data.CAPACITY_MAX
         assert seat["workforce"] <= data.WORKFORCE_MAX
         assert len(seat["orders_waiting"]) <= 2
+        shops = [man["shop"] for man in seat["tradesmen"]]
+        assert len(set(shops)) == len(shops) <= 2, f"seat {seat['seat']} tradesmen in {shops}"
+        assert len(shops) == 2 or state["phase"] == "placement"
     placed = sum(1 for street in state["streets"].values())
     assert placed + sum(seat["assistants"] for seat in state["seats"]) == 5 * len(state["seats"])
     for kind, ids in where_everything_is(state).items():
