@@ -88,11 +88,17 @@ def test_refreshing_a_column_draws_three_new_tiles_then_asks_the_order_of_the_ol
     assert len(orders) == 6 and all(sorted(order) == sorted(old) for order in orders)
 
 
-def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> None:
+def refreshed_level_two() -> tuple[dict[str, Any], list[str]]:
+    """Ann refreshed the level II column in a technology action: the game and the old tiles."""
     state = turn_game()
     old = list(state["tech"]["II"]["display"])
     queue(state, {"icon": "technology"})
     act(state, SEAT, type="refresh_technologies", level="II")
+    return state, old
+
+
+def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> None:
+    state, old = refreshed_level_two()
     chosen = [old[2], old[0], old[1]]
     act(state, SEAT, type="return_technologies", order=chosen)
     assert state["tech"]["II"]["draw_pile"][-3:] == chosen
@@ -101,33 +107,23 @@ def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> N
     refused(state, SEAT, "already_refreshed", type="refresh_technologies", level="II")
 
 
-@pytest.mark.parametrize(
-    ("order", "code"),
-    [
-        (["BII1", "BII2"], "not_the_discarded_technologies"),
-        (None, "not_the_discarded_technologies"),
-    ],
-)
-def test_returning_other_technologies_is_refused(order: Any, code: str) -> None:
-    state = turn_game()
-    queue(state, {"icon": "technology"})
-    act(state, SEAT, type="refresh_technologies", level="II")
-    refused(state, SEAT, code, type="return_technologies", order=order)
+@pytest.mark.parametrize("rows", [[0, 1], [0, 0, 1], [0, 1, 2, 2], None])
+def test_returning_anything_but_the_discarded_technologies_once_each_is_refused(
+    rows: list[int] | None,
+) -> None:
+    state, old = refreshed_level_two()
+    order = None if rows is None else [old[row] for row in rows]
+    refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=order)
 
 
-def test_returning_a_discarded_technology_twice_is_refused() -> None:
-    state = turn_game()
-    old = list(state["tech"]["II"]["display"])
-    queue(state, {"icon": "technology"})
-    act(state, SEAT, type="refresh_technologies", level="II")
-    twice = [old[0], old[0], old[1]]
-    refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=twice)
+def test_returning_technologies_of_another_column_is_refused() -> None:
+    state, _ = refreshed_level_two()
+    others = list(state["tech"]["I"]["display"])
+    refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=others)
 
 
 def test_the_order_of_the_returned_technologies_cannot_be_declined() -> None:
-    state = turn_game()
-    queue(state, {"icon": "technology"})
-    act(state, SEAT, type="refresh_technologies", level="II")
+    state, _ = refreshed_level_two()
     assert {"type": "decline"} not in RULES.legal_actions(state, SEAT)
     refused(state, SEAT, "choice_required", type="decline")
 
