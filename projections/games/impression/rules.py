@@ -46,7 +46,7 @@ class Impression(Ruleset):
     title = "Impression"
     min_players = 2
     max_players = 4
-    rules_version = "1"
+    rules_version = "2"  # 2: tradesmen placed by the players, two orders chosen by them
     options = {}  # Impression has no options
 
     # -- setup ------------------------------------------------------------------------
