@@ -48,7 +48,11 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "unsupported_media_type": (415, "The body must be JSON"),
     "invalid_body": (422, "The body does not match its schema"),
     "invalid_query": (422, "A query parameter is invalid"),
-    "invalid_game": (422, "The game cannot be created"),
+    "unknown_ruleset": (422, "No such game to create"),
+    "invalid_player_count": (422, "The game is not played by that many players"),
+    "unknown_option": (422, "The game has no such option"),
+    "invalid_option": (422, "An option's value does not fit the game"),
+    "game_finished": (422, "The game is over"),
     "not_your_turn": (422, "It is not this seat's turn"),
     "illegal_action": (422, "The rules forbid this action"),
     "internal_error": (500, "Internal error"),
@@ -141,7 +145,7 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(CommandError)
     def command_error(error: CommandError) -> Response:
-        status, title = PROBLEMS.get(error.code, (422, PROBLEMS["invalid_game"][1]))
+        status, title = PROBLEMS.get(error.code, (422, "The request cannot be done"))
         extra = {"errors": error.fields} if error.fields else {}
         return problem(status, error.code, title, error.message, **extra)
 
