@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -73,9 +75,16 @@ def test_listing_reads_the_index_not_the_streams(
     new_game(client)
     caught_up(services)
 
-    def no_stream_reads(*args: object, **kwargs: object) -> None:
-        raise AssertionError("GET /games read a game's stream")
+    requests = threading.get_ident()
 
-    monkeypatch.setattr(services.store, "read", no_stream_reads)
-    monkeypatch.setattr(services.store, "read_feed", no_stream_reads)
+    def refused_to_requests(real: Callable[..., Any]) -> Callable[..., Any]:
+        # The test client serves requests on this thread; background jobs read on theirs.
+        def read(*args: Any, **kwargs: Any) -> Any:
+            assert threading.get_ident() != requests, "GET /games read the event store"
+            return real(*args, **kwargs)
+
+        return read
+
+    monkeypatch.setattr(services.store, "read", refused_to_requests(services.store.read))
+    monkeypatch.setattr(services.store, "read_feed", refused_to_requests(services.store.read_feed))
     assert len(listing(client)["games"]) == 1

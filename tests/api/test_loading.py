@@ -3,6 +3,7 @@ answers within a process, snapshots (every MEEPLE_SNAPSHOT_INTERVAL events) afte
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,15 @@ def play_some(client: FlaskClient, services: Services, game: dict[str, Any]) -> 
 
 
 def spy_on_reads(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The ``after`` of every read of a game's stream from now on."""
+    """The ``after`` of every read of a game's stream by a request from now on (the test
+    client serves requests on this thread; background jobs read on their own)."""
     afters: list[int] = []
     real = services.store.read
+    requests = threading.get_ident()
 
     def read(game_id: str, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-        afters.append(after)
+        if threading.get_ident() == requests:
+            afters.append(after)
         return real(game_id, after, limit)
 
     monkeypatch.setattr(services.store, "read", read)
