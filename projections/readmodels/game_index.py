@@ -10,6 +10,7 @@ catch-ups running at once, or an event read twice, leave the same index.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
@@ -20,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from events.store import EventStore
-from projections.fold import Game
+from projections.fold import Game, ReplayError
+
+log = logging.getLogger(__name__)
 
 #: ``status`` filter values: a game is ``active`` until it has ``finished``.
 STATUSES = ("active", "finished")
@@ -134,6 +137,11 @@ class GameIndex(ABC):
                     try:
                         game = load(game_id)
                     except KeyError:
+                        continue
+                    except ReplayError:
+                        # One game this build cannot fold (rules it does not have) must not
+                        # hold up the index of every other game.
+                        log.warning("game %s cannot be folded; left out of the index", game_id)
                         continue
                     rows.append(summarize_game(game, created_at, updated_at))
                 self.save(rows, page.position)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from events.envelope import NewEvent
 from events.sqlite_store import SQLiteEventStore
 from projections.fold import Folder, game_created_event
 from projections.readmodels.game_index import GameIndex, GameRow, SQLiteGameIndex
@@ -116,4 +117,22 @@ def test_catching_up_indexes_every_game_of_the_feed_once(index: GameIndex, tmp_p
     assert found is not None
     assert found.players == ["Bob", "Cy"]
     assert found.to_act == [0, 1]
+    store.close()
+
+
+def test_a_game_this_build_cannot_fold_does_not_hold_up_the_others(
+    index: GameIndex, tmp_path: Path
+) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    folder = Folder(store)
+    unknown = NewEvent(
+        type="game_created",
+        actor={"system": "service"},
+        data={"ruleset": "chess", "rules_version": "1", "players": ["Ann"], "options": {}},
+        secret={"visible_to": [], "seed": "s"},
+    )
+    store.append("old", [unknown], 0)
+    store.append("new", [game_created_event(TALLY, ["Bob"], {}, "seed")], 0)
+    assert index.catch_up(store, folder.load) == 2
+    assert ids(index.query().rows) == ["new"]
     store.close()
