@@ -199,6 +199,16 @@ def check_reveals_nothing(
         assert ruleset.view(other_luck, seat) == ruleset.view(game.state, seat), (
             f"{action} is undoable but draws luck seat {seat} sees"
         )
+        # Nor does it show a seat anything it could not see before: applied to a state where
+        # that seat's unknowns are redrawn, it leaves that seat's view the same.
+        redrawn = ruleset.resample_hidden(copy_state(before), seat, random.Random(position))
+        try:
+            ruleset.apply(redrawn, action, derive_rng(game.seed_for(game.version), position))
+        except IllegalAction:
+            continue  # legal only because of something the seat could not see
+        assert ruleset.view(redrawn, seat) == ruleset.view(game.state, seat), (
+            f"{action} is undoable but shows seat {seat} something hidden"
+        )
 
 
 RULESETS = all_rulesets()

@@ -949,9 +949,11 @@ def final_scoring(state: State, rng: random.Random) -> None:
 
 
 def draws_hidden(state: State, action: Action) -> bool:
-    """Whether a seat's action rolls dice or draws a card from a deck (undo stops there)."""
+    """Whether a seat's action rolls dice, draws a card or shows a hidden choice (undo stops)."""
     kind = action.get("type")
-    if kind in ("attack", "recruit_faction"):
+    # Placing a starting star shows the placer the next one; answering a trade shows the
+    # answerer's terms to the offerer (they were hidden until answered).
+    if kind in ("attack", "recruit_faction", "place_start_star", "answer_trade"):
         return True
     if kind == "construct_federation_star":
         project = next((p for p in state["projects"] if p["card"] == action.get("project")), None)
