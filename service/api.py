@@ -26,7 +26,7 @@ from service.schemas import (
     EventQuerySchema,
     GameListQuerySchema,
 )
-from service.visibility import visible_envelope
+from service.visibility import sealed_until, visible_envelope
 
 bp = Blueprint("api", __name__)
 
@@ -509,9 +509,12 @@ def get_events(game_id: str) -> Response:
     viewer = viewer_of(game)
     query = load_query(EventQuerySchema())
     finished = bool(game.ruleset.status(game.state).get("finished"))
+    sealed = sealed_until(game.meta)
     envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
     events = [
-        visible_envelope(envelope, viewer.seat, finished=finished, admin=viewer.admin)
+        visible_envelope(
+            envelope, viewer.seat, finished=finished, admin=viewer.admin, sealed=sealed
+        )
         for envelope in envelopes
         if envelope["seq"] <= game.version
     ]

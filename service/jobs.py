@@ -41,6 +41,7 @@ from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import commands, notifications
 from service.job_state import JobState, RedisJobState, open_job_state
+from service.visibility import sealed_until
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +172,9 @@ def notify(services: Any, game_id: str, version: int) -> int:
             if hook["cursor"] >= upto:
                 break
             mine = [envelope for envelope in envelopes if envelope["seq"] > hook["cursor"]]
-            deliveries = notifications.deliveries_for(hook, mine, history, finished)
+            deliveries = notifications.deliveries_for(
+                hook, mine, history, finished, sealed_until(game.meta)
+            )
             if jobs.state.claim(hook, upto, deliveries):
                 created += len(deliveries)
                 for delivery in deliveries:

@@ -213,6 +213,7 @@ def deliveries_for(
     envelopes: list[Envelope],
     history: GameHistory,
     finished: bool,
+    sealed: int = 0,
 ) -> list[Record]:
     """What ``webhook`` is sent for these events (all after its cursor), in order."""
     owner = webhook["owner"]
@@ -223,7 +224,7 @@ def deliveries_for(
     for envelope in envelopes:
         seq = int(envelope["seq"])
         if envelope["type"] in wanted:
-            event = visible_envelope(envelope, seat, finished=finished, admin=admin)
+            event = visible_envelope(envelope, seat, finished=finished, admin=admin, sealed=sealed)
             made.append(new_delivery(webhook, envelope["type"], seq, {"event": event}))
         if "your_turn" in wanted:
             before = set(history.status(seq - 1).get("to_act", []))

@@ -28,7 +28,7 @@ from events.envelope import Envelope
 from service import commands
 from service.auth import resolve_viewer
 from service.errors import ApiError
-from service.visibility import visible_envelope
+from service.visibility import sealed_until, visible_envelope
 
 bp = Blueprint("stream", __name__)
 
@@ -139,7 +139,15 @@ def _events(
             for envelope in envelopes:
                 if envelope["seq"] > game.version:
                     break  # not folded yet; sent on the next round, with the right visibility
-                yield format_event(visible_envelope(envelope, seat, finished=finished, admin=admin))
+                yield format_event(
+                    visible_envelope(
+                        envelope,
+                        seat,
+                        finished=finished,
+                        admin=admin,
+                        sealed=sealed_until(game.meta),
+                    )
+                )
                 cursor = envelope["seq"]
                 quiet_since = time.monotonic()
             if len(envelopes) == PAGE:

@@ -3,7 +3,9 @@
 Before a game ends, an event's ``secret`` part is shown only to the seats it names in
 ``visible_to`` (the seed and the token hashes are visible to nobody); once the game has
 finished, or to the admin, every event is shown whole, so anyone can check the seed
-against its commitment and replay the game offline.
+against its commitment and replay the game offline. The one exception: the copied part of
+a branch made from an unfinished game (``sealed``, see ``sealed_until``) stays sealed for
+everyone but the admin.
 """
 
 from __future__ import annotations
@@ -13,23 +15,41 @@ from typing import Any
 from events.envelope import Envelope
 
 
-def may_see_secret(envelope: Envelope, seat: int | None, *, finished: bool, admin: bool) -> bool:
+def sealed_until(meta: dict[str, Any]) -> int:
+    """The last seq whose secret stays sealed for all but the admin: the copied part of a
+    branch made while its source was unfinished (the source's seed, the other seats'
+    secrets), which stays sealed even after the branch ends (projections.history)."""
+    return int(meta.get("branch", {}).get("sealed_until", 0))
+
+
+def may_see_secret(
+    envelope: Envelope, seat: int | None, *, finished: bool, admin: bool, sealed: int = 0
+) -> bool:
     """Whether this viewer may see the event's secret part."""
     secret = envelope.get("secret")
-    if not secret or finished or admin:
+    if not secret or admin:
+        return True
+    if envelope["seq"] <= sealed:
+        return False
+    if finished:
         return True
     return seat is not None and seat in secret.get("visible_to", [])
 
 
 def visible_envelope(
-    envelope: Envelope, seat: int | None, *, finished: bool, admin: bool = False
+    envelope: Envelope,
+    seat: int | None,
+    *,
+    finished: bool,
+    admin: bool = False,
+    sealed: int = 0,
 ) -> dict[str, Any]:
     """The envelope as this viewer may see it: whole, or with its secret part withheld.
 
     A withheld envelope keeps every other field (its hash included) and says so with
     ``"redacted": true``; its hash then cannot be rechecked by that viewer, by design.
     """
-    if may_see_secret(envelope, seat, finished=finished, admin=admin):
+    if may_see_secret(envelope, seat, finished=finished, admin=admin, sealed=sealed):
         return dict(envelope)
     redacted = dict(envelope)
     redacted["secret"] = None

@@ -456,3 +456,25 @@ def test_a_branch_token_lists_its_own_branches(client: FlaskClient, services: Se
     made = branch(client, game, NOBODY, at=5).json
     listed = client.get(f"/games/{made['id']}/branches", headers=bearer(made["token"]))
     assert listed.status_code == 200 and listed.json == {"branches": []}
+
+
+def test_a_finished_sealed_branch_still_withholds_its_sources_secrets(
+    client: FlaskClient, services: Services
+) -> None:
+    game = to_turns(client, services, rounds=1, turns_per_round=1)
+    made = branch(client, game, seat(game, 0), at=4).json
+    holder = bearer(made["token"])
+    for number in (0, 1):
+        url = f"/games/{made['id']}/seats/{number}"
+        legal = client.get(f"{url}/legal-actions", headers=holder).json["actions"]
+        assert client.post(f"{url}/actions", json=legal[0], headers=holder).status_code == 201
+    settle(services)
+    assert client.get(f"/games/{made['id']}").json["status"]["finished"]
+    for headers in (NOBODY,):
+        events = client.get(f"/games/{made['id']}/events", headers=headers).json["events"]
+        copied = [event for event in events if 1 < event["seq"] <= 5 and event.get("redacted")]
+        assert len(copied) == 3, "the source's seed and both secret bids stay sealed"
+        assert all(event["secret"] is None for event in copied)
+    everything = client.get(f"/games/{made['id']}/events", headers=ADMIN).json["events"]
+    assert not any(event.get("redacted") for event in everything)
+    assert everything[2]["secret"]["action"] == {"type": "bid", "amount": 2}
