@@ -78,3 +78,22 @@ def test_a_bug_is_an_internal_error_that_tells_nothing_of_the_game(
     assert response.status_code == 500
     assert response.json["code"] == "internal_error"
     assert "secret" not in response.get_data(as_text=True)
+
+
+def test_browser_clients_on_any_origin_may_call_the_api_with_their_token(
+    client: FlaskClient,
+) -> None:
+    preflight = client.options(
+        "/games/abc/actions",
+        headers={
+            "Origin": "https://table.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "Authorization, If-Match",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Authorization" in preflight.headers["Access-Control-Allow-Headers"]
+    assert "If-Match" in preflight.headers["Access-Control-Allow-Headers"]
+    response = client.get("/rulesets", headers={"Origin": "https://table.example"})
+    assert "ETag" in response.headers["Access-Control-Expose-Headers"]
