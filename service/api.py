@@ -99,6 +99,20 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
+def not_modified(version: int) -> Response | None:
+    """304 when the request's If-None-Match already names this version, else None."""
+    header = request.headers.get("If-None-Match")
+    if header is None:
+        return None
+    tags = version_tags(header)
+    if "*" not in tags and str(version) not in tags:
+        return None
+    response = Response(status=304)
+    response.headers["ETag"] = etag(version)
+    response.headers["Vary"] = "Authorization"
+    return response
+
+
 def status_of(game: Game) -> dict[str, Any]:
     status = game.ruleset.status(game.state)
     return {
@@ -280,18 +294,29 @@ def get_game(game_id: str) -> Response:
       operationId: getGame
       tags: [games]
       summary: A game's summary
+      parameters:
+        - IfNoneMatch
       responses:
         200:
           description: The summary; ``seed`` and ``result`` are null until the game ends.
+          headers:
+            ETag: ETag
           content:
             application/json:
               schema: GameSummarySchema
+        304:
+          description: The game has not moved since the version in If-None-Match.
+          headers:
+            ETag: ETag
     """
     game = commands.load_game(services(), game_id)
+    unchanged = not_modified(game.version)
+    if unchanged is not None:
+        return unchanged
     status = status_of(game)
     finished = status["finished"]
     meta = game.meta
-    return jsonify(
+    response = jsonify(
         {
             "id": game_id,
             "ruleset": meta["ruleset"],
@@ -305,6 +330,8 @@ def get_game(game_id: str) -> Response:
             "result": game.ruleset.result(game.state) if finished else None,
         }
     )
+    response.headers["ETag"] = etag(game.version)
+    return response
 
 
 @bp.get("/games/<game_id>/state")
@@ -343,15 +370,9 @@ def get_state(game_id: str) -> Response:
         return state_at(game_id, request.args["at"])
     game = commands.load_game(services(), game_id)
     viewer = viewer_of(game)
-    tag = etag(game.version)
-    if_none_match = request.headers.get("If-None-Match")
-    if if_none_match is not None:
-        tags = version_tags(if_none_match)
-        if "*" in tags or str(game.version) in tags:
-            response = Response(status=304)
-            response.headers["ETag"] = tag
-            response.headers["Vary"] = "Authorization"
-            return response
+    unchanged = not_modified(game.version)
+    if unchanged is not None:
+        return unchanged
     response = jsonify(
         {
             "id": game_id,
@@ -361,7 +382,7 @@ def get_state(game_id: str) -> Response:
             "state": game.ruleset.view(game.state, viewer.seat),
         }
     )
-    response.headers["ETag"] = tag
+    response.headers["ETag"] = etag(game.version)
     response.headers["Vary"] = "Authorization"
     response.headers["Cache-Control"] = "private, no-cache"
     return response
@@ -379,6 +400,8 @@ def get_legal_actions(game_id: str) -> Response:
         Empty for a spectator, for a seat with nothing to do, and while an automatic step
         is pending (``status.awaiting_system`` of the game).
       security: [{}, {seatToken: []}]
+      parameters:
+        - IfNoneMatch
       responses:
         200:
           description: The legal actions at this version.
@@ -387,10 +410,17 @@ def get_legal_actions(game_id: str) -> Response:
           content:
             application/json:
               schema: LegalActionsSchema
+        304:
+          description: The game has not moved since the version in If-None-Match.
+          headers:
+            ETag: ETag
         401: Unauthorized
     """
     game = commands.load_game(services(), game_id)
     viewer = viewer_of(game)
+    unchanged = not_modified(game.version)
+    if unchanged is not None:
+        return unchanged
     status = game.ruleset.status(game.state)
     actions: list[dict[str, Any]] = []
     if viewer.seat is not None and not status.get("awaiting_system") and not status.get("finished"):

@@ -129,3 +129,21 @@ def test_the_log_pages_with_after_and_limit(client: FlaskClient) -> None:
     assert page["version"] >= 4
     rest = client.get(f"/games/{game['id']}/events?after=3").json
     assert rest["events"][0]["seq"] == 4
+
+
+def test_the_summary_and_legal_actions_honour_if_none_match_too(client: FlaskClient) -> None:
+    game = new_game(client)
+    token = game["seats"][0]["token"]
+    for path in ("", "/legal-actions"):
+        first = client.get(f"/games/{game['id']}{path}", headers=bearer(token))
+        assert first.headers["ETag"] == '"1"'
+        again = client.get(
+            f"/games/{game['id']}{path}", headers={**bearer(token), "If-None-Match": '"1"'}
+        )
+        assert again.status_code == 304, path
+    client.post(
+        f"/games/{game['id']}/actions", json={"type": "bid", "amount": 3}, headers=bearer(token)
+    )
+    moved = client.get(f"/games/{game['id']}", headers={"If-None-Match": '"1"'})
+    assert moved.status_code == 200
+    assert moved.headers["ETag"] == '"2"'
