@@ -37,7 +37,8 @@ def openapi_yaml() -> Response:
             application/yaml:
               schema: {type: object, description: An OpenAPI 3.0 document}
     """
-    text = _cached("yaml", lambda: spec_yaml(current_app))
+    server = current_app.extensions["meeple"].config.public_url
+    text = _cached("yaml", lambda: spec_yaml(current_app, server=server))
     return Response(text, mimetype="application/yaml")
 
 
@@ -56,7 +57,8 @@ def docs_page() -> Response:
             text/html:
               schema: {type: string}
     """
-    html = _cached("html", lambda: render_page(build_spec(current_app)))
+    server = current_app.extensions["meeple"].config.public_url
+    html = _cached("html", lambda: render_page(build_spec(current_app, server=server)))
     return Response(html, mimetype="text/html")
 
 
@@ -94,6 +96,7 @@ def render_page(spec: dict[str, Any]) -> str:
     return render_template(
         "docs.html",
         info=spec["info"],
+        servers=spec.get("servers", []),
         operations=operations,
         schemas=schemas,
         problems=problems,

@@ -112,15 +112,24 @@ SHARED_RESPONSES = {
 }
 
 
-def build_spec(app: Flask, rulesets: list[Ruleset] | None = None) -> dict[str, Any]:
-    """The OpenAPI document of ``app`` with the actions of ``rulesets`` (default: all)."""
+def build_spec(
+    app: Flask, rulesets: list[Ruleset] | None = None, server: str | None = None
+) -> dict[str, Any]:
+    """The OpenAPI document of ``app`` with the actions of ``rulesets`` (default: all).
+
+    ``server`` is the base URL a deployment serves at (MEEPLE_PUBLIC_URL); the committed
+    openapi.yaml names none, so it holds for every deployment.
+    """
     rulesets = all_rulesets() if rulesets is None else rulesets
+    extra: dict[str, Any] = {"info": {"description": DESCRIPTION}}
+    if server is not None:
+        extra["servers"] = [{"url": server}]
     spec = APISpec(
         title=TITLE,
         version=_version(),
         openapi_version=OPENAPI_VERSION,
         plugins=[MarshmallowPlugin(schema_name_resolver=schema_name)],
-        info={"description": DESCRIPTION},
+        **extra,
     )
     components = spec.components
     components.schema("Problem", schema=api_schemas.ProblemSchema)
@@ -286,8 +295,12 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _text)
 
 
-def spec_yaml(app: Flask, rulesets: list[Ruleset] | None = None) -> str:
+def spec_yaml(app: Flask, rulesets: list[Ruleset] | None = None, server: str | None = None) -> str:
     """openapi.yaml's text."""
     return yaml.dump(
-        build_spec(app, rulesets), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
+        build_spec(app, rulesets, server),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
     )
