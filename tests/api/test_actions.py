@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,3 +232,24 @@ def test_a_pinned_version_is_not_retried_on_a_concurrent_append(
     with pytest.raises(ConcurrencyConflict):
         commands.act(services, game["id"], 0, {"type": "bid", "amount": 2}, expected_version=1)
     assert services.store.version(game["id"]) == 2
+
+
+def test_seats_acting_at_once_are_all_appended_once_each(app: Flask, services: Services) -> None:
+    game = new_game(app.test_client(), players=["Ann", "Bob", "Cy", "Dee"])
+    barrier = threading.Barrier(4)
+    answers: dict[int, Any] = {}
+
+    def bid(seat: int) -> None:
+        client = app.test_client()  # one client per thread, as separate players would have
+        barrier.wait()
+        answers[seat] = act(client, game, seat, {"type": "bid", "amount": seat})
+
+    threads = [threading.Thread(target=bid, args=(seat,)) for seat in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answer.status_code for answer in answers.values()) == [201] * 4
+    assert sorted(answer.json["seq"] for answer in answers.values()) == [2, 3, 4, 5]
+    bids = [event for event in services.store.read(game["id"]) if event["type"] == "action"]
+    assert sorted(event["actor"]["seat"] for event in bids) == [0, 1, 2, 3]
