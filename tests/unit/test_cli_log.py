@@ -105,3 +105,28 @@ def test_replay_prints_the_state_at_any_event(
     assert run("replay", str(finished_log)) == 0
     final = json.loads(capsys.readouterr().out)
     assert final["status"]["finished"] is True and final["result"]["ranking"]
+
+
+def test_import_then_export_gives_back_the_same_bytes(
+    finished_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    assert run("import", str(finished_log), "--store", store) == 0
+    assert "imported g-cli" in capsys.readouterr().out
+    exported = tmp_path / "exported.jsonl"
+    assert run("export", "g-cli", "--store", store, "--out", str(exported)) == 0
+    assert exported.read_bytes() == finished_log.read_bytes()
+    assert run("import", str(finished_log), "--store", store) == 1
+    assert "already in the store" in capsys.readouterr().err
+
+
+def test_import_refuses_an_unsound_log(
+    finished_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = finished_log.read_bytes().splitlines(keepends=True)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"".join(lines[:3] + lines[4:]))
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    assert run("import", str(broken), "--store", store) == 1
+    assert "unsound" in capsys.readouterr().err
+    assert run("export", "g-cli", "--store", store) == 1
