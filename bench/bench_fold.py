@@ -40,10 +40,7 @@ def _time_travel(report: Callable[..., None], events: list[dict[str, Any]]) -> N
             game_id = events[0]["game_id"]
             batch = 500
             for start in range(0, len(events), batch):
-                chunk = [
-                    NewEvent(e["type"], e["data"], e["actor"], e["secret"], e["schema_version"])
-                    for e in events[start : start + batch]
-                ]
+                chunk = [NewEvent.copy_of(envelope) for envelope in events[start : start + batch]]
                 store.append(game_id, chunk, start)
             folder_ = Folder(store, snapshot_interval=100)
             folder_.load(game_id)  # writes the snapshots

@@ -10,25 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench.__main__ import best_of
-from bench.foldrate import trivial_fold
-from projections.fold import fold
+from bench.foldrate import report_fold_rate
 from projections.games.impendium import IMPENDIUM
-from projections.simulate import play_random
-
-PLAYERS = ["Ann", "Ben", "Cas", "Dee", "Eve", "Fay"]
 
 
 def run(report: Callable[..., None]) -> None:
-    _, log = play_random(IMPENDIUM, PLAYERS, "bench-impendium", {"round_limit": 100})
-    events = log.envelopes
-    count = len(events)
-    ours = best_of(3, lambda: fold(events))
-    base = best_of(3, lambda: trivial_fold(events))
-    report(
-        f"fold impendium 6 players ({count} events, {ours:.3f} s)",
-        count / ours,
-        "events/s",
-        count / base,
-        "dict-dispatch",
+    report_fold_rate(
+        report, IMPENDIUM, IMPENDIUM.max_players, "bench-impendium", {"round_limit": 100}
     )

@@ -9,24 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench.__main__ import best_of
-from bench.foldrate import trivial_fold
-from projections.fold import fold
+from bench.foldrate import report_fold_rate
 from projections.games.restoration.game import RESTORATION
-from projections.simulate import play_random
 
 
 def run(report: Callable[..., None]) -> None:
-    players = ["Orange", "Grey", "Jade", "Teal"][: RESTORATION.max_players]
-    _, log = play_random(RESTORATION, players, "bench-restoration")
-    events = log.envelopes
-    count = len(events)
-    ours = best_of(5, lambda: fold(events))
-    base = best_of(5, lambda: trivial_fold(events))
-    report(
-        f"fold restoration 4p ({count} events, {ours * 1000:.0f} ms)",
-        count / ours,
-        "events/s",
-        count / base,
-        "dict-dispatch",
-    )
+    report_fold_rate(report, RESTORATION, RESTORATION.max_players, "bench-restoration", repeats=5)

@@ -69,6 +69,19 @@ class NewEvent:
         if self.type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {self.type!r}")
 
+    @classmethod
+    def copy_of(cls, envelope: Envelope) -> NewEvent:
+        """The event an envelope holds, to append again elsewhere (an import, a branch's
+        copied history) with its content and recording time unchanged."""
+        return cls(
+            type=envelope["type"],
+            data=envelope["data"],
+            actor=envelope["actor"],
+            secret=envelope["secret"],
+            schema_version=envelope["schema_version"],
+            recorded_at=envelope["recorded_at"],
+        )
+
 
 def seal(
     game_id: str,

@@ -177,17 +177,7 @@ def branch_events(
     if reseeded:
         secret["seed"] = new_seed
     events = [NewEvent(type="branched_from", data=data, actor={"system": "branch"}, secret=secret)]
-    events.extend(
-        NewEvent(
-            type=envelope["type"],
-            data=envelope["data"],
-            actor=envelope["actor"],
-            secret=envelope["secret"],
-            schema_version=envelope["schema_version"],
-            recorded_at=envelope["recorded_at"],
-        )
-        for envelope in prefix
-    )
+    events.extend(NewEvent.copy_of(envelope) for envelope in prefix)
     return BranchPlan(events, reseeded, resampled_seat, sealed)
 
 

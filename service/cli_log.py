@@ -175,16 +175,11 @@ def run_import(args: argparse.Namespace) -> int:
         if store.version(game_id) != 0:
             return _fail(f"game {game_id!r} is already in the store")
         for envelope in envelopes:
-            event = NewEvent(
-                type=envelope["type"],
-                data=envelope["data"],
-                actor=envelope["actor"],
-                secret=envelope["secret"],
-                schema_version=envelope["schema_version"],
-                recorded_at=envelope["recorded_at"],
-            )
             result = store.append(
-                game_id, [event], envelope["seq"] - 1, envelope["idempotency_key"]
+                game_id,
+                [NewEvent.copy_of(envelope)],
+                envelope["seq"] - 1,
+                envelope["idempotency_key"],
             )
             if result.envelopes[0]["hash"] != envelope["hash"]:
                 return _fail(f"seq {envelope['seq']}: the stored event's hash differs")
