@@ -18,7 +18,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from events.store import ConcurrencyConflict, StoreError
-from projections.fold import ReplayError
+from projections.fold import ReplayError, RulesVersionMismatch
 from projections.ruleset import IllegalAction
 from service.auth import AuthError
 from service.commands import AwaitingSystemStep, CommandError, GameNotFound
@@ -55,6 +55,19 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "game_finished": (422, "The game is over"),
     "not_your_turn": (422, "It is not this seat's turn"),
     "illegal_action": (422, "The rules forbid this action"),
+    "sealed_history": (403, "This part of the history is sealed"),
+    "not_your_seat": (403, "Not your seat"),
+    "game_not_finished": (403, "The game has not finished"),
+    "rules_version_mismatch": (409, "The game was played under other rules"),
+    "branch_point_out_of_range": (422, "No such event to branch at"),
+    "nothing_to_undo": (422, "There is nothing to undo"),
+    "nothing_to_redo": (422, "There is nothing to redo"),
+    "not_your_action": (422, "Only your own actions may be undone or redone"),
+    "turn_over": (422, "The turn is over"),
+    "hidden_information_revealed": (422, "Hidden information has come to light since"),
+    "before_branch_point": (422, "A sealed branch cannot undo its copied history"),
+    "redraw_needs_reseed": (422, "Redrawing hidden information needs new luck"),
+    "no_such_seat": (422, "No such seat"),
     "internal_error": (500, "Internal error"),
     "store_unavailable": (503, "The event store is unavailable"),
 }
@@ -194,6 +207,15 @@ def register_error_handlers(app: Flask) -> None:
     def store_error(error: StoreError) -> Response:
         log.exception("event store failure")
         return known_problem("store_unavailable", "The event store cannot be reached.")
+
+    @app.errorhandler(RulesVersionMismatch)
+    def other_rules(error: RulesVersionMismatch) -> Response:
+        # Never fold old events through changed rules: refuse, saying which rules they need.
+        return known_problem(
+            "rules_version_mismatch",
+            f"This game was {error.reason}; it cannot be folded here. An export can be "
+            "verified with `meeple verify` on a build that has those rules.",
+        )
 
     @app.errorhandler(ReplayError)
     def replay_error(error: ReplayError) -> Response:
