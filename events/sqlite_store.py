@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
+from events.sqlite_pool import BUSY_TIMEOUT, SQLitePool
 from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
 
 SCHEMA = """
@@ -55,11 +56,6 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-#: How long a writer waits for another process's write lock before giving up (seconds).
-BUSY_TIMEOUT = 30.0
-#: Connections kept open between uses (more are opened when more threads need one at once).
-IDLE_CONNECTIONS = 8
-
 
 def utc_now() -> str:
     """The recorded_at form: UTC ISO-8601 with microseconds and a ``Z``."""
@@ -70,75 +66,19 @@ class SQLiteEventStore(EventStore):
     """Event streams in one SQLite file; safe from many threads and several processes."""
 
     def __init__(self, path: str | Path, busy_timeout: float = BUSY_TIMEOUT) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.busy_timeout = busy_timeout
-        # A small pool rather than a connection per thread: a server that starts a thread
-        # per request would otherwise leave a connection behind for every request.
-        self._idle: list[sqlite3.Connection] = []
-        self._pool_lock = threading.Lock()
+        self._pool = SQLitePool(path, busy_timeout)
+        self.path = self._pool.path
         # Threads of one process queue here rather than in SQLite's busy handler, which
         # sleeps in steps of up to 100 ms; other processes still meet SQLite's own lock.
         self._write_lock = threading.Lock()
-        self._closed = False
-        with self._write_lock, self._transaction() as connection:
-            # executescript would COMMIT first; one statement at a time stays in this transaction.
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    connection.execute(statement)
+        with self._write_lock:
+            self._pool.create(SCHEMA)
 
-    # -- connections ---------------------------------------------------------------
+    def _connection(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._pool.connection()
 
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            # isolation_level=None: transactions are opened explicitly (BEGIN IMMEDIATE).
-            connection = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            # FULL: the WAL is fsynced at every commit, so an acknowledged append survives
-            # a power cut, not only a crash of the process.
-            connection.execute("PRAGMA synchronous=FULL")
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot open the event store at {self.path}: {error}") from error
-        return connection
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection for this thread's use until the block ends."""
-        with self._pool_lock:
-            if self._closed:
-                raise StoreError("the event store is closed")
-            connection = self._idle.pop() if self._idle else None
-        if connection is None:
-            connection = self._connect()
-        try:
-            yield connection
-        except sqlite3.Error as error:
-            raise StoreError(f"the event store at {self.path} failed: {error}") from error
-        finally:
-            with self._pool_lock:
-                keep = (
-                    not self._closed
-                    and not connection.in_transaction
-                    and len(self._idle) < IDLE_CONNECTIONS
-                )
-                if keep:
-                    self._idle.append(connection)
-            if not keep:
-                connection.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connection() as connection:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._pool.transaction()
 
     # -- the contract --------------------------------------------------------------
 
@@ -249,17 +189,12 @@ class SQLiteEventStore(EventStore):
 
     def close(self) -> None:
         """Close the idle connections now and the ones in use when their block ends."""
-        with self._pool_lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+        self._pool.close()
 
     # -- helpers -------------------------------------------------------------------
 
     def _query(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
-        with self._connection() as connection:
-            return connection.execute(sql, parameters).fetchall()
+        return self._pool.query(sql, parameters)
 
     @staticmethod
     def _read(

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import redis
+
+from events.sqlite_pool import SQLitePool
 
 Record = dict[str, Any]
 
@@ -133,88 +132,57 @@ class SQLiteJobState(JobState):
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        # executescript commits by itself, so the schema is made outside _transaction.
-        self._connection().executescript(self.SCHEMA)
-
-    def _connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            # One connection per thread; check_same_thread is off only so close() can
-            # close every thread's connection from the closing thread.
-            connection = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=FULL")
-            self._local.connection = connection
-            with self._lock:
-                self._connections.append(connection)
-        return connection
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        connection = self._connection()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+        self._pool = SQLitePool(path)
+        self.path = self._pool.path
+        self._pool.create(self.SCHEMA)
 
     def mark_due(self, game_id: str, version: int, since: float) -> None:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             db.execute(
                 "INSERT OR IGNORE INTO due_steps (game_id, version, since) VALUES (?, ?, ?)",
                 (game_id, version, since),
             )
 
     def clear_due(self, game_id: str, version: int) -> None:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             db.execute(
                 "DELETE FROM due_steps WHERE game_id = ? AND version = ?", (game_id, version)
             )
 
     def due_since_before(self, moment: float, limit: int = 100) -> list[tuple[str, int]]:
-        rows = self._connection().execute(
+        rows = self._pool.query(
             "SELECT game_id, version FROM due_steps WHERE since < ? ORDER BY since LIMIT ?",
             (moment, limit),
         )
         return [(str(game_id), int(version)) for game_id, version in rows]
 
     def add_webhook(self, webhook: Record) -> None:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             db.execute(
                 "INSERT INTO webhooks (id, game_id, cursor, record) VALUES (?, ?, ?, ?)",
                 (webhook["id"], webhook["game_id"], webhook["cursor"], json.dumps(webhook)),
             )
 
     def webhooks(self, game_id: str) -> list[Record]:
-        rows = self._connection().execute(
+        rows = self._pool.query(
             "SELECT cursor, record FROM webhooks WHERE game_id = ? ORDER BY rowid", (game_id,)
         )
         return [{**json.loads(record), "cursor": int(cursor)} for cursor, record in rows]
 
     def has_webhooks(self, game_id: str) -> bool:
-        found = self._connection().execute(
-            "SELECT 1 FROM webhooks WHERE game_id = ? LIMIT 1", (game_id,)
+        return bool(
+            self._pool.query("SELECT 1 FROM webhooks WHERE game_id = ? LIMIT 1", (game_id,))
         )
-        return found.fetchone() is not None
 
     def remove_webhook(self, game_id: str, webhook_id: str) -> bool:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             deleted = db.execute(
                 "DELETE FROM webhooks WHERE game_id = ? AND id = ?", (game_id, webhook_id)
             )
             return deleted.rowcount > 0
 
     def claim(self, webhook: Record, upto: int, deliveries: list[Record]) -> bool:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             moved = db.execute(
                 "UPDATE webhooks SET cursor = ? WHERE id = ? AND cursor = ?",
                 (upto, webhook["id"], webhook["cursor"]),
@@ -240,17 +208,13 @@ class SQLiteJobState(JobState):
         )
 
     def delivery(self, game_id: str, delivery_id: str) -> Record | None:
-        row = (
-            self._connection()
-            .execute(
-                "SELECT record FROM deliveries WHERE id = ? AND game_id = ?", (delivery_id, game_id)
-            )
-            .fetchone()
+        rows = self._pool.query(
+            "SELECT record FROM deliveries WHERE id = ? AND game_id = ?", (delivery_id, game_id)
         )
-        return None if row is None else dict(json.loads(row[0]))
+        return dict(json.loads(rows[0][0])) if rows else None
 
     def save_delivery(self, delivery: Record) -> None:
-        with self._transaction() as db:
+        with self._pool.transaction() as db:
             db.execute(
                 "UPDATE deliveries SET status = ?, next_attempt_at = ?, record = ? WHERE id = ?",
                 (
@@ -262,7 +226,7 @@ class SQLiteJobState(JobState):
             )
 
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
-        rows = self._connection().execute(
+        rows = self._pool.query(
             "SELECT record FROM deliveries WHERE webhook_id = ? AND game_id = ?"
             " ORDER BY ord DESC LIMIT ?",
             (webhook_id, game_id, limit),
@@ -270,7 +234,7 @@ class SQLiteJobState(JobState):
         return [dict(json.loads(record)) for (record,) in rows]
 
     def deliveries_due_before(self, moment: float, limit: int = 100) -> list[tuple[str, str]]:
-        rows = self._connection().execute(
+        rows = self._pool.query(
             "SELECT game_id, id FROM deliveries WHERE status = 'pending' AND next_attempt_at < ?"
             " ORDER BY next_attempt_at LIMIT ?",
             (moment, limit),
@@ -278,11 +242,7 @@ class SQLiteJobState(JobState):
         return [(str(game_id), str(delivery_id)) for game_id, delivery_id in rows]
 
     def close(self) -> None:
-        with self._lock:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._pool.close()
 
 
 # -- Redis (several API and worker processes) ---------------------------------------------

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from events.sqlite_pool import SQLitePool
 from events.store import EventStore
 from projections.fold import Game, ReplayError
 
@@ -175,44 +174,16 @@ class SQLiteGameIndex(GameIndex):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__()
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        # executescript commits on its own; the statements are idempotent.
-        self._connection().executescript(self.SCHEMA)
-
-    def _connection(self) -> sqlite3.Connection:
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            self._local.connection = connection
-            with self._lock:
-                self._connections.append(connection)
-        return connection
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        connection = self._connection()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+        self._pool = SQLitePool(path)
+        self.path = self._pool.path
+        self._pool.create(self.SCHEMA)
 
     def position(self) -> dict[str, Any] | None:
-        row = self._connection().execute("SELECT position FROM feed WHERE id = 1").fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        rows = self._pool.query("SELECT position FROM feed WHERE id = 1")
+        return dict(json.loads(rows[0][0])) if rows else None
 
     def save(self, rows: list[GameRow], position: dict[str, Any]) -> None:
-        with self._transaction() as connection:
+        with self._pool.transaction() as connection:
             for row in rows:
                 text = json.dumps(row.public(), sort_keys=True)
                 connection.execute(
@@ -233,12 +204,8 @@ class SQLiteGameIndex(GameIndex):
             )
 
     def get(self, game_id: str) -> GameRow | None:
-        found = (
-            self._connection()
-            .execute("SELECT ord, row FROM games WHERE game_id = ?", (game_id,))
-            .fetchone()
-        )
-        return None if found is None else GameRow(**json.loads(found[1]), order=found[0])
+        rows = self._pool.query("SELECT ord, row FROM games WHERE game_id = ?", (game_id,))
+        return GameRow(**json.loads(rows[0][1]), order=rows[0][0]) if rows else None
 
     def query(
         self,
@@ -263,21 +230,12 @@ class SQLiteGameIndex(GameIndex):
             clauses.append("ord < ?")
             params.append(int(cursor))
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        found = (
-            self._connection()
-            .execute(
-                f"SELECT ord, row FROM games {where} ORDER BY ord DESC LIMIT ?",
-                (*params, limit + 1),
-            )
-            .fetchall()
+        found = self._pool.query(
+            f"SELECT ord, row FROM games {where} ORDER BY ord DESC LIMIT ?", (*params, limit + 1)
         )
         rows = [GameRow(**json.loads(text), order=order) for order, text in found[:limit]]
         next_cursor = str(rows[-1].order) if len(found) > limit else None
         return Page(rows, next_cursor)
 
     def close(self) -> None:
-        with self._lock:
-            connections, self._connections = self._connections, []
-        for connection in connections:
-            connection.close()
-        self._local = threading.local()
+        self._pool.close()

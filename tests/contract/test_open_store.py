@@ -11,7 +11,8 @@ import pytest
 from events.config import DEFAULT_STORE_URL, open_store
 from events.envelope import NewEvent
 from events.redis_store import RedisEventStore
-from events.sqlite_store import IDLE_CONNECTIONS, SQLiteEventStore
+from events.sqlite_pool import IDLE_CONNECTIONS
+from events.sqlite_store import SQLiteEventStore
 from events.store import StoreError
 from tests.redis_servers import RedisCluster
 
