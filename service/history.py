@@ -12,10 +12,8 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
-import sqlite3
 import uuid
 from abc import ABC, abstractmethod
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +24,7 @@ from flask.blueprints import BlueprintSetupState
 from marshmallow import RAISE, Schema, fields, validate
 
 from events.envelope import Envelope, NewEvent
+from events.sqlite_pool import SQLitePool
 from events.store import ConcurrencyConflict
 from projections.audit import audit, audit_branch_source, to_jsonl
 from projections.fold import Game, RulesVersionMismatch, advance
@@ -911,31 +910,24 @@ class SQLiteBranchList(BranchList):
     """A small table in its own SQLite file beside the event store's."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as connection, connection:
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS branches (ord INTEGER PRIMARY KEY AUTOINCREMENT,"
-                " source TEXT NOT NULL, entry TEXT NOT NULL)"
-            )
-            connection.execute(
-                "CREATE INDEX IF NOT EXISTS branches_by_source ON branches (source, ord)"
-            )
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        self._pool = SQLitePool(path)
+        self.path = self._pool.path
+        self._pool.create(
+            "CREATE TABLE IF NOT EXISTS branches (ord INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " source TEXT NOT NULL, entry TEXT NOT NULL);"
+            "CREATE INDEX IF NOT EXISTS branches_by_source ON branches (source, ord)"
+        )
 
     def add(self, source: str, entry: dict[str, Any]) -> None:
-        with closing(self._connect()) as connection, connection:
+        with self._pool.transaction() as connection:
             connection.execute(
                 "INSERT INTO branches (source, entry) VALUES (?, ?)", (source, json.dumps(entry))
             )
 
     def list(self, source: str) -> list[dict[str, Any]]:
-        with closing(self._connect()) as connection:
-            rows = connection.execute(
-                "SELECT entry FROM branches WHERE source = ? ORDER BY ord", (source,)
-            ).fetchall()
+        rows = self._pool.query(
+            "SELECT entry FROM branches WHERE source = ? ORDER BY ord", (source,)
+        )
         return [json.loads(row[0]) for row in rows]
 
 
