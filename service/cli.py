@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = subparsers.add_parser("serve", help="serve the REST API (MEEPLE_* configure it)")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    serve.add_argument("--threads", type=int, default=16, help="request threads (default 16)")
     serve.set_defaults(handler=run_serve)
 
     worker = subparsers.add_parser("worker", help="run an RQ worker (needs MEEPLE_REDIS_URL)")
@@ -44,17 +45,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """The embedded server: werkzeug's threaded server, one process (gunicorn in compose)."""
-    from werkzeug.serving import run_simple
+    """The API under gunicorn: one worker process with threads, so the embedded default's
+    in-process jobs and SQLite pool live in one process; compose runs more of them."""
+    from gunicorn.app.base import BaseApplication
 
-    from service.app import create_app
+    class EmbeddedServer(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{args.host}:{args.port}")
+            self.cfg.set("workers", 1)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("threads", args.threads)
+            # Live streams (SSE) hold a thread each for as long as they last.
+            self.cfg.set("timeout", 0)
+            self.cfg.set("accesslog", "-")
+            if "control_socket_disable" in self.cfg.settings:  # gunicorn 25.1 and newer
+                # One fixed socket path per user would clash between two servers.
+                self.cfg.set("control_socket_disable", True)
 
-    app = create_app(load_config())
+        def load(self) -> object:
+            from service.app import create_app
+
+            return create_app(load_config())
+
     print(f"Meeple Ledger on http://{args.host}:{args.port} (docs: /docs)", file=sys.stderr)
-    try:
-        run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
-    finally:
-        app.extensions["meeple"].close()
+    EmbeddedServer().run()
     return 0
 
 
