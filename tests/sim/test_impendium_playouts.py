@@ -65,6 +65,7 @@ def test_random_impendium_games_pass_the_conformance_check(player_count: int) ->
             "fast_galaxies": index % 2 == 0,
             # Mostly short games; every fifth plays long enough for battles and galaxies.
             "round_limit": 20 if index % 5 == 0 else 2 + index % 3,
+            "turmoil": index % 4 >= 2,
         }
         check_random_game(
             IMPENDIUM,
@@ -89,3 +90,24 @@ def test_random_solo_impendium_games_pass_the_conformance_check() -> None:
             options=options,
             invariants=impendium_invariants,
         )
+
+
+def test_long_random_turmoil_games_bring_the_markers_in_and_pass_the_conformance_check() -> None:
+    # The markers enter once 8 star cards lie on the map, which random play reaches mostly
+    # with 5 or 6 players in long games (docs/rules/impendium.md, "Turmoil Expansion").
+    entered = []
+    for index in range(games_per_count(6)):
+        game = check_random_game(
+            IMPENDIUM,
+            5 + index % 2,
+            seed=f"impendium-turmoil-{index}",
+            options={
+                "variant": VARIANTS[index % 3],
+                "fast_galaxies": index % 2 == 0,
+                "round_limit": 30,
+                "turmoil": True,
+            },
+            invariants=impendium_invariants,
+        )
+        entered.append(game.state["turmoil"]["entered"])
+    assert any(entered), "no game brought the turmoil markers onto the map"

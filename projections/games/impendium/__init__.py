@@ -20,7 +20,12 @@ class Impendium(Ruleset):
     min_players = 1
     max_players = 6
     rules_version = "1"
-    options = {"variant": "competitive", "fast_galaxies": False, "round_limit": None}
+    options = {
+        "variant": "competitive",
+        "fast_galaxies": False,
+        "round_limit": None,
+        "turmoil": False,
+    }
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
         """The state after the rulebook's dealing, before the players' placements."""
@@ -57,7 +62,8 @@ class Impendium(Ruleset):
         }
 
     def system_action(self, state: State) -> Action | None:
-        """generate_resources, activate_harbingers, end_of_round or final_scoring when due."""
+        """generate_resources, activate_harbingers, end_of_round or final_scoring when due;
+        with Turmoil also move_turmoil, raiders_battle and mercenary_battle."""
         due = rules.due_system_step(state)
         return {"type": due} if due else None
 

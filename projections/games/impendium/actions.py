@@ -98,6 +98,12 @@ SCHEMAS: dict[str, type[Schema]] = {
         resource=_resource(required=False),
         amount=fields.Integer(strict=True, validate=validate.Range(min=1)),
     ),
+    "trade_with_merchants": _schema("trade_with_merchants", give=_amounts(), get=_amounts()),
+    "hire_mercenaries": _schema(
+        "hire_mercenaries",
+        pay=fields.String(required=True, validate=validate.OneOf(["artifacts", "hydrogen"])),
+        target=fields.Integer(required=True, strict=True, validate=SEAT),
+    ),
     "play_diplomacy": _schema(
         "play_diplomacy",
         card=fields.String(required=True, validate=validate.OneOf(sorted(DIPLOMACY))),

@@ -11,7 +11,7 @@ from typing import Any
 
 from projections import components
 from projections.games.impendium import board as grid
-from projections.games.impendium import effects, rules
+from projections.games.impendium import effects, rules, turmoil
 from projections.games.impendium import state as query
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, HARBINGERS, RESOURCES, STARS
 
@@ -33,6 +33,8 @@ def legal_actions(state: State, seat: int) -> list[Action]:
         return []
     if state["pending"]:
         pending = state["pending"][0]
+        if pending["kind"] in turmoil.BATTLES:
+            return []  # an automatic step rolls the battle's dice
         return _choices(state, pending) if pending["seat"] == seat else []
     actions: list[Action] = []
     if state["turn"] is not None and state["turn"]["seat"] == seat:
@@ -106,9 +108,35 @@ def _turn_actions(state: State, seat: int) -> list[Action]:
         actions.extend(_battles(state, seat))
     if "recruit_faction" not in used:
         actions.extend(_recruits(state, seat))
+    actions.extend(_turmoil_choices(state, seat))
     if used:
         actions.append({"type": "end_turn"})
     actions.append({"type": "pass"})
+    return actions
+
+
+def _turmoil_choices(state: State, seat: int) -> list[Action]:
+    """Merchant trades (listed as 2 of one kind for 1 of another) and mercenary hires."""
+    here = turmoil.markers_at(state, state["arks"][seat])
+    pool = state["seats"][seat]["resources"]
+    actions: list[Action] = []
+    if "merchants" in here:
+        for give, get in product(RESOURCES, RESOURCES):
+            if give != get and pool[give] >= turmoil.MERCHANT_RATE:
+                actions.append(
+                    {
+                        "type": "trade_with_merchants",
+                        "give": {give: turmoil.MERCHANT_RATE},
+                        "get": {get: 1},
+                    }
+                )
+    if "mercenaries" in here and not state["turn"].get("hired"):
+        for pay in turmoil.MERCENARY_PAYMENTS:
+            if pool[pay] < turmoil.MERCENARY_FEE:
+                continue
+            for other in range(query.seat_count(state)):
+                if other != seat:
+                    actions.append({"type": "hire_mercenaries", "pay": pay, "target": other})
     return actions
 
 

@@ -28,7 +28,7 @@ from typing import Any, TypeGuard
 
 from projections import components
 from projections.games.impendium import board as grid
-from projections.games.impendium import effects
+from projections.games.impendium import effects, turmoil
 from projections.games.impendium import state as query
 from projections.games.impendium.data import (
     ARK_COLOURS,
@@ -45,7 +45,15 @@ VARIANTS = ("competitive", "solo", "semi_cooperative", "cooperative")
 #: The four actions of a turn, each at most once (3. Action Turns); the two forms of a
 #: federation project share one.
 MAIN_ACTIONS = ("move", "build_colony", "federation_project", "recruit_faction")
-SYSTEM_TYPES = ("generate_resources", "activate_harbingers", "end_of_round", "final_scoring")
+SYSTEM_TYPES = (
+    "generate_resources",
+    "activate_harbingers",
+    "move_turmoil",
+    "raiders_battle",
+    "mercenary_battle",
+    "end_of_round",
+    "final_scoring",
+)
 VP_SOURCES = ("federation_stars", "harbinger_majority", "harbinger_discs", "rulers", "diplomacy")
 STARTING_RESOURCES = 3
 #: "the most you could possibly take is 5" (Move, attacking).
@@ -73,6 +81,8 @@ def check_options(players: list[str], options: dict[str, Any]) -> None:
         raise IllegalAction("bad_options", "round_limit is off (null) or a whole number from 1.")
     if not isinstance(options.get("fast_galaxies"), bool):
         raise IllegalAction("bad_options", "fast_galaxies is true or false.")
+    if not isinstance(options.get("turmoil", False), bool):
+        raise IllegalAction("bad_options", "turmoil is true or false.")
 
 
 def setup(players: list[str], options: dict[str, Any], rng: random.Random) -> State:
@@ -109,7 +119,12 @@ def setup(players: list[str], options: dict[str, Any], rng: random.Random) -> St
         for card in components.draw(decks["stars"], project_count)
     ]
     setup_stars = [components.draw(decks["stars"], 1)[0] for _ in players]
+    extra: dict[str, Any] = {}
+    if options.get("turmoil", False):
+        # Only a Turmoil game carries the markers, so games without it fold as before.
+        extra["turmoil"] = turmoil.new_turmoil()
     return {
+        **extra,
         "players": list(players),
         "options": dict(options),
         "phase": "setup_stars",
@@ -296,7 +311,7 @@ def take_federation_resource(state: State, seat: int, action: Action, rng: rando
         if any(entry["kind"] == "harbinger" for entry in state["board"].values()):
             state["phase"] = "harbingers"
         else:
-            _start_action_turns(state)
+            _before_action_turns(state)
 
 
 # -- 2. activate harbingers ------------------------------------------------------------------
@@ -311,6 +326,20 @@ def activate_harbingers(state: State, rng: random.Random) -> None:
     )
     for card, pos in harbingers:
         effects.activate_harbinger(state, card, pos)
+    _before_action_turns(state)
+
+
+def _before_action_turns(state: State) -> None:
+    # Turmoil: "Move the turmoil markers every time before the starting player begins his
+    # turn" (an automatic step, as it rolls dice).
+    if turmoil.in_play(state):
+        state["phase"] = "turmoil"
+    else:
+        _start_action_turns(state)
+
+
+def move_turmoil(state: State, rng: random.Random) -> None:
+    turmoil.move_markers(state, rng)
     _start_action_turns(state)
 
 
@@ -328,6 +357,8 @@ def _start_action_turns(state: State) -> None:
 
 def _start_turn(state: State, seat: int) -> None:
     state["turn"] = {"seat": seat, "used": [], "moving": False, "met": []}
+    if turmoil.in_play(state):
+        state["turn"]["hired"] = False
 
 
 def _next_final_turn(state: State) -> None:
@@ -433,6 +464,7 @@ def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
     state["seats"][seat]["resources"]["hydrogen"] -= cost
     state["arks"][seat] = target
     _mark_used(state, "move")
+    turmoil.ark_arrives(state, seat)
 
 
 def _meeting(state: State, seat: int, target: Any, kind: str) -> None:
@@ -862,7 +894,35 @@ def play_diplomacy(state: State, seat: int, action: Action, rng: random.Random) 
     effects.check_diplomacy(state, seat, card, action)
     hand.remove(card)
     components.discard(state["decks"]["diplomacy"], [card])
+    before = state["arks"][seat]
     effects.apply_diplomacy(state, seat, card, action)
+    if state["arks"][seat] != before:
+        turmoil.ark_arrives(state, seat)
+
+
+# -- the Turmoil Expansion's choices -----------------------------------------------------------
+
+
+def trade_with_merchants(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """Merchant ship: "Trade any amount of resources you'd like (always trade 2:1)"."""
+    require_turn(state, seat)
+    give, get = action.get("give"), action.get("get")
+    turmoil.check_merchant_trade(state, seat, give, get)
+    assert isinstance(give, dict) and isinstance(get, dict)
+    pool = state["seats"][seat]["resources"]
+    components.pool_pay(pool, give)
+    components.pool_add(pool, get)
+
+
+def hire_mercenaries(state: State, seat: int, action: Action, rng: random.Random) -> None:
+    """Mercenaries: pay 3 artifacts or hydrogen for an immediate attack on another player;
+    the automatic ``mercenary_battle`` rolls the dice."""
+    turn = require_turn(state, seat)
+    pay, target = action.get("pay"), action.get("target")
+    turmoil.check_hire(state, seat, turn, pay, target)
+    state["seats"][seat]["resources"][str(pay)] -= turmoil.MERCENARY_FEE
+    state["turn"]["hired"] = True
+    state["pending"].append({"kind": "mercenary_battle", "seat": seat, "target": target})
 
 
 # -- 4. end of round and the end of the game --------------------------------------------------
@@ -1013,11 +1073,16 @@ SEAT_ACTIONS: dict[str, Handler] = {
     "pass": pass_round,
     "use_faction_ability": use_faction_ability,
     "play_diplomacy": play_diplomacy,
+    "trade_with_merchants": trade_with_merchants,
+    "hire_mercenaries": hire_mercenaries,
 }
 
 SYSTEM_STEPS: dict[str, Callable[[State, random.Random], None]] = {
     "generate_resources": generate_resources,
     "activate_harbingers": activate_harbingers,
+    "move_turmoil": move_turmoil,
+    "raiders_battle": turmoil.raiders_battle,
+    "mercenary_battle": turmoil.mercenary_battle,
     "end_of_round": end_of_round,
     "final_scoring": final_scoring,
 }
@@ -1025,6 +1090,7 @@ SYSTEM_STEPS: dict[str, Callable[[State, random.Random], None]] = {
 PHASE_STEPS = {
     "generate": "generate_resources",
     "harbingers": "activate_harbingers",
+    "turmoil": "move_turmoil",
     "round_end": "end_of_round",
     "final_scoring": "final_scoring",
 }
@@ -1033,6 +1099,10 @@ PHASE_STEPS = {
 def due_system_step(state: State) -> str | None:
     if state["finished"]:
         return None
+    if state["phase"] == "actions" and state["pending"]:
+        kind = state["pending"][0]["kind"]
+        if kind in turmoil.BATTLES:
+            return str(kind)
     return PHASE_STEPS.get(state["phase"])
 
 

@@ -46,6 +46,12 @@ def _system_line(state: State, kind: str) -> str:
         return f"Round {state['round']}: colonies, Arks and rulers generate resources"
     if kind == "activate_harbingers":
         return "The harbingers of the void activate"
+    if kind == "move_turmoil":
+        return "The turmoil markers move"
+    if kind == "raiders_battle":
+        return "The raiders battle the Ark that entered their star"
+    if kind == "mercenary_battle":
+        return "The hired mercenaries attack"
     if kind == "end_of_round":
         return f"Round {state['round']} ends; the starting player marker passes, factions reset"
     return "The game ends: final scoring"
@@ -126,4 +132,10 @@ _LINES = {
     "pass": lambda s, who, n, a: f"{who} passed for the round",
     "use_faction_ability": _ability,
     "play_diplomacy": _diplomacy,
+    "trade_with_merchants": lambda s, who, n, a: (
+        f"{who} traded {_amounts(a['give'])} to the merchants for {_amounts(a['get'])}"
+    ),
+    "hire_mercenaries": lambda s, who, n, a: (
+        f"{who} paid 3 {a['pay']} to hire the mercenaries against {n[a['target']]}"
+    ),
 }

@@ -69,6 +69,9 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     seen["galaxy_size"] = query.galaxy_size(state)
     seen["pending"] = [_pending_seen(pending, seat) for pending in state["pending"]]
     seen["seat"] = seat
+    if "turmoil" in state:
+        # The markers and every roll are on the table for all to see.
+        seen["turmoil"] = state["turmoil"]
     return seen
 
 

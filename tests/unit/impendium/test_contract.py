@@ -20,6 +20,7 @@ def test_the_ruleset_is_registered_under_its_id() -> None:
         "variant": "competitive",
         "fast_galaxies": False,
         "round_limit": None,
+        "turmoil": False,
     }
 
 
