@@ -385,3 +385,35 @@ def test_a_seeded_turmoil_round_brings_the_markers_in_and_plays_on() -> None:
     assert state["turn"]["hired"] is False
     act(state, 1, "move", to="3,0")
     assert state["arks"][1] == "3,0"
+
+
+def test_a_recall_onto_the_federation_meets_the_markers_waiting_there() -> None:
+    state = turmoil_table(raiders="0,0", neutron_storm="0,0", merchants="0,-2", mercenaries="0,-2")
+    state["arks"][1] = "1,0"
+    state["seats"][1]["hand"] = ["D33"]
+    act(state, 1, "play_diplomacy", card="D33")
+    assert state["seats"][1]["resources"]["life_forms"] == 2
+    assert IMPENDIUM.system_action(state) == {"type": "raiders_battle"}
+    auto(state, Dice(6, 1))
+    assert state["turmoil"]["markers"]["raiders"] is None
+
+
+def test_markers_stand_and_strike_on_space_dust_as_on_a_star() -> None:
+    state = before_turns(
+        turmoil_table(raiders="0,-2", neutron_storm="0,0", merchants="0,-2", mercenaries="0,-2")
+    )
+    state["board"]["2,0"] = {"kind": "dust"}
+    state["arks"] = ["2,0", "1,0"]
+    auto(state, Dice(5, 2, 5, 5))
+    assert state["turmoil"]["markers"]["neutron_storm"] == "2,0"
+    assert state["seats"][0]["resources"]["life_forms"] == 2
+
+
+def test_a_harbinger_is_no_place_for_a_marker_which_passes_over_it() -> None:
+    state = before_turns(
+        turmoil_table(raiders="0,-2", neutron_storm="0,0", merchants="0,-2", mercenaries="0,-2")
+    )
+    state["board"]["2,0"] = {"kind": "harbinger", "card": "H01", "discs": [None, None, None]}
+    state["arks"] = ["1,0", "1,0"]
+    auto(state, Dice(5, 2, 5, 5))
+    assert state["turmoil"]["markers"]["neutron_storm"] == "4,0"
