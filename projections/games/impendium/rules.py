@@ -16,6 +16,9 @@ Where each rulebook section lives:
 - 4, Pass the Starting Player Marker, Reset Factions: the automatic ``end_of_round``.
 - Gameplay (the end): ``_check_end`` starts the final turns; ``final_scoring`` ranks.
 - Variants: the ``variant`` option (solo, semi_cooperative, cooperative).
+- Turmoil Expansion (option ``turmoil``): the automatic ``move_turmoil`` before the
+  starting player's turn, ``raiders_battle`` and ``mercenary_battle``; the choices
+  ``trade_with_merchants`` and ``hire_mercenaries`` (rules in ``turmoil.py``).
 
 Decisions where the rulebook is silent are recorded in docs/rules/impendium.md.
 """
