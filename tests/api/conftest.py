@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 from flask.testing import FlaskClient
 
-from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 
@@ -28,16 +26,6 @@ def services(config: Config) -> Iterator[Services]:
     built = bootstrap(config)
     yield built
     built.close()
-
-
-@pytest.fixture
-def app(services: Services) -> Flask:
-    return create_app(services=services)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -16,9 +16,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
-from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
+from tests.api.conftest import bearer, new_game
 
 ADMIN_KEY = "stream-test-admin-key-0123"
 
@@ -33,29 +33,6 @@ def services(tmp_path: Path) -> Iterator[Services]:
     )
     yield built
     built.close()
-
-
-@pytest.fixture
-def app(services: Services) -> Flask:
-    return create_app(services=services)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def new_game(client: FlaskClient, **options: Any) -> dict[str, Any]:
-    response = client.post(
-        "/games", json={"ruleset": "tally", "players": ["Ann", "Bob"], "options": options}
-    )
-    assert response.status_code == 201, response.json
-    created: dict[str, Any] = response.json
-    return created
 
 
 def act(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, Any]) -> None:
@@ -156,7 +133,7 @@ def test_a_finished_games_stream_ends_after_its_last_event_and_shows_every_secre
     client: FlaskClient, services: Services
 ) -> None:
     services.jobs.settings = replace(services.jobs.settings, stream_max_seconds=60)
-    game = new_game(client, rounds=1, turns_per_round=1)
+    game = new_game(client, options={"rounds": 1, "turns_per_round": 1})
     bid_twice(client, services, game)
     act(client, game, 0, {"type": "draw"})
     act(client, game, 1, {"type": "draw"})

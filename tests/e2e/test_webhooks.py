@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 from flask.testing import FlaskClient
 
-from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 from service.notifications import SIGNATURE_HEADER, verify_signature
+from tests.api.conftest import bearer, new_game
 
 ADMIN_KEY = "webhook-test-admin-key-0123"
 SECRET = "a-secret-of-at-least-16-chars"
@@ -98,29 +97,6 @@ def services(tmp_path: Path) -> Iterator[Services]:
     )
     yield built
     built.close()
-
-
-@pytest.fixture
-def app(services: Services) -> Flask:
-    return create_app(services=services)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def new_game(client: FlaskClient, **options: Any) -> dict[str, Any]:
-    response = client.post(
-        "/games", json={"ruleset": "tally", "players": ["Ann", "Bob"], "options": options}
-    )
-    assert response.status_code == 201, response.json
-    created: dict[str, Any] = response.json
-    return created
 
 
 def register(
@@ -313,7 +289,7 @@ def test_your_turn_tells_the_seat_that_became_awaited(
 def test_the_admins_webhook_hears_the_end_of_the_game_with_the_result(
     client: FlaskClient, services: Services, receiver: Receiver
 ) -> None:
-    game = new_game(client, rounds=1, turns_per_round=1)
+    game = new_game(client, options={"rounds": 1, "turns_per_round": 1})
     register(client, game, ADMIN_KEY, receiver.url, ["game_finished"])
     act(client, game, 0, {"type": "bid", "amount": 0})
     act(client, game, 1, {"type": "bid", "amount": 0})
