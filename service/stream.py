@@ -99,7 +99,14 @@ def stream(game_id: str) -> Response:
           description: The stream.
           content:
             text/event-stream:
-              schema: {type: string}
+              schema:
+                type: object
+                description: One message of the stream.
+                properties:
+                  id: {type: string, description: The event's seq.}
+                  event: {type: string, description: The event's type.}
+                  data: {type: string, description: The envelope as JSON.}
+                  retry: {type: string}
         400: BadRequest
         401: Unauthorized
     """
