@@ -32,7 +32,14 @@ from redis.cluster import RedisCluster
 
 from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
 from events.sqlite_store import utc_now
-from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
+from events.store import (
+    AppendResult,
+    ConcurrencyConflict,
+    EventStore,
+    FeedPage,
+    StoreError,
+    check_append,
+)
 
 #: How many games' heads (version, last hash) an instance remembers from its own appends.
 HEADS_REMEMBERED = 10_000
@@ -131,10 +138,7 @@ class RedisEventStore(EventStore):
         expected_version: int,
         idempotency_key: str | None = None,
     ) -> AppendResult:
-        if not events:
-            raise ValueError("an append needs at least one event")
-        if expected_version < 0:
-            raise ValueError("expected_version cannot be negative")
+        check_append(events, expected_version)
         head_key = self._key(game_id, "head")
         try:
             if expected_version == 0:

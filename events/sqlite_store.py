@@ -26,7 +26,14 @@ from typing import Any
 
 from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
 from events.sqlite_pool import BUSY_TIMEOUT, SQLitePool
-from events.store import AppendResult, ConcurrencyConflict, EventStore, FeedPage, StoreError
+from events.store import (
+    AppendResult,
+    ConcurrencyConflict,
+    EventStore,
+    FeedPage,
+    StoreError,
+    check_append,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -89,10 +96,7 @@ class SQLiteEventStore(EventStore):
         expected_version: int,
         idempotency_key: str | None = None,
     ) -> AppendResult:
-        if not events:
-            raise ValueError("an append needs at least one event")
-        if expected_version < 0:
-            raise ValueError("expected_version cannot be negative")
+        check_append(events, expected_version)
         with self._write_lock, self._transaction() as connection:
             if idempotency_key is not None:
                 first = connection.execute(

@@ -41,6 +41,14 @@ class FeedPage:
     position: dict[str, Any]
 
 
+def check_append(events: Sequence[NewEvent], expected_version: int) -> None:
+    """What every backend refuses before it touches storage: an empty batch, a negative version."""
+    if not events:
+        raise ValueError("an append needs at least one event")
+    if expected_version < 0:
+        raise ValueError("expected_version cannot be negative")
+
+
 class EventStore(ABC):
     """Append-only streams of envelopes, one per game, with snapshots and a feed."""
 
