@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import Any
@@ -76,8 +77,15 @@ def load_query(schema: Schema) -> dict[str, Any]:
 
 
 def viewer_of(game: Game | None) -> Viewer:
+    """Who asks. A branch's holder speaks here for the one seat the game waits for, if one;
+    ``/games/{id}/seats/{seat}/...`` lets it speak for any seat."""
     meta = None if game is None else game.meta
-    return resolve_viewer(meta, request.headers.get("Authorization"), services().config.admin_key)
+    viewer = resolve_viewer(meta, request.headers.get("Authorization"), services().config.admin_key)
+    if viewer.holder and game is not None:
+        to_act = game.ruleset.status(game.state).get("to_act") or []
+        if len(to_act) == 1:
+            return replace(viewer, seat=int(to_act[0]))
+    return viewer
 
 
 def version_tags(header: str) -> list[str]:
@@ -543,7 +551,12 @@ def get_events(game_id: str) -> Response:
     envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
     events = [
         visible_envelope(
-            envelope, viewer.seat, finished=finished, admin=viewer.admin, sealed=sealed
+            envelope,
+            viewer.seat,
+            finished=finished,
+            admin=viewer.admin,
+            sealed=sealed,
+            every_seat=viewer.holder,
         )
         for envelope in envelopes
         if envelope["seq"] <= game.version

@@ -37,6 +37,8 @@ class Viewer:
     game_id: str | None
     seat: int | None = None
     admin: bool = False
+    #: the holder of a branch's one token, who acts for every seat of that sandbox game
+    holder: bool = False
     #: whether the request carried any credentials at all
     authenticated: bool = False
 
@@ -105,6 +107,9 @@ def resolve_viewer(
         seat = seat_of(token, meta.get("seat_token_hashes", []))
         if seat is not None:
             return Viewer(game_id, seat=seat, authenticated=True)
+        holder_hash = meta.get("sandbox_token_hash")
+        if holder_hash and hmac.compare_digest(token_hash(token), str(holder_hash)):
+            return Viewer(game_id, holder=True, authenticated=True)
     raise AuthError("invalid_token", "This token belongs to no seat of this game.")
 
 
@@ -114,6 +119,13 @@ def require_seat(viewer: Viewer) -> int:
         return viewer.seat
     if viewer.admin:
         raise AuthError("seat_required", "The admin key acts for no seat; use a seat's token.", 403)
+    if viewer.holder:
+        raise AuthError(
+            "seat_required",
+            "This branch is not waiting for exactly one seat; act for a seat through "
+            "/games/{id}/seats/{seat}/actions.",
+            403,
+        )
     raise AuthError("missing_token", "Send your seat token as 'Authorization: Bearer <token>'.")
 
 

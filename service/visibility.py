@@ -23,9 +23,16 @@ def sealed_until(meta: dict[str, Any]) -> int:
 
 
 def may_see_secret(
-    envelope: Envelope, seat: int | None, *, finished: bool, admin: bool, sealed: int = 0
+    envelope: Envelope,
+    seat: int | None,
+    *,
+    finished: bool,
+    admin: bool,
+    sealed: int = 0,
+    every_seat: bool = False,
 ) -> bool:
-    """Whether this viewer may see the event's secret part."""
+    """Whether this viewer may see the event's secret part. ``every_seat``: the viewer holds
+    every seat (a branch's holder) and sees every seat's secrets, never the seed."""
     secret = envelope.get("secret")
     if not secret or admin:
         return True
@@ -33,7 +40,10 @@ def may_see_secret(
         return False
     if finished:
         return True
-    return seat is not None and seat in secret.get("visible_to", [])
+    visible_to = secret.get("visible_to", [])
+    if every_seat:
+        return bool(visible_to)
+    return seat is not None and seat in visible_to
 
 
 def visible_envelope(
@@ -43,13 +53,16 @@ def visible_envelope(
     finished: bool,
     admin: bool = False,
     sealed: int = 0,
+    every_seat: bool = False,
 ) -> dict[str, Any]:
     """The envelope as this viewer may see it: whole, or with its secret part withheld.
 
     A withheld envelope keeps every other field (its hash included) and says so with
     ``"redacted": true``; its hash then cannot be rechecked by that viewer, by design.
     """
-    if may_see_secret(envelope, seat, finished=finished, admin=admin, sealed=sealed):
+    if may_see_secret(
+        envelope, seat, finished=finished, admin=admin, sealed=sealed, every_seat=every_seat
+    ):
         return dict(envelope)
     redacted = dict(envelope)
     redacted["secret"] = None

@@ -478,3 +478,43 @@ def test_a_finished_sealed_branch_still_withholds_its_sources_secrets(
     everything = client.get(f"/games/{made['id']}/events", headers=ADMIN).json["events"]
     assert not any(event.get("redacted") for event in everything)
     assert everything[2]["secret"]["action"] == {"type": "bid", "amount": 2}
+
+
+def test_a_branch_holder_speaks_on_the_main_endpoints_for_the_one_seat_awaited(
+    client: FlaskClient, services: Services
+) -> None:
+    game = to_turns(client, services)
+    made = branch(client, game, seat(game, 0), at=4).json
+    holder = bearer(made["token"])
+    turn = client.get(f"/games/{made['id']}/state", headers=holder).json
+    assert turn["seat"] is not None and turn["state"]["hand"] is not None
+    legal = client.get(f"/games/{made['id']}/legal-actions", headers=holder).json
+    assert legal["seat"] == turn["seat"] and legal["actions"]
+    posted = client.post(f"/games/{made['id']}/actions", json=legal["actions"][0], headers=holder)
+    assert posted.status_code == 201, posted.json
+    events = client.get(f"/games/{made['id']}/events", headers=holder).json["events"]
+    sealed = [event for event in events if event["seq"] <= 5 and event.get("redacted")]
+    # the branch's seed, the source's seed and both secret bids
+    assert len(sealed) == 4, "the branch's seed and the source's secrets stay sealed"
+
+
+def test_a_branch_holder_must_name_a_seat_when_several_are_awaited(
+    client: FlaskClient, services: Services
+) -> None:
+    game = finished_game(client, services)
+    made = branch(client, game, NOBODY, at=1).json
+    holder = bearer(made["token"])
+    assert client.get(f"/games/{made['id']}/legal-actions", headers=holder).json["actions"] == []
+    bid = {"type": "bid", "amount": 4}
+    problem(
+        client.post(f"/games/{made['id']}/actions", json=bid, headers=holder), 403, "seat_required"
+    )
+    for number in (0, 1):
+        url = f"/games/{made['id']}/seats/{number}/actions"
+        assert client.post(url, json=bid, headers=holder).status_code == 201
+    events = client.get(f"/games/{made['id']}/events", headers=holder).json["events"]
+    assert events[0]["type"] == "branched_from" and events[0]["redacted"], "no seed for the holder"
+    bids = [event for event in events if event["seq"] > 2 and event["type"] == "action"]
+    assert [event["secret"]["action"] for event in bids] == [bid, bid]
+    spectator = client.get(f"/games/{made['id']}/events").json["events"]
+    assert all(event["secret"] is None for event in spectator if event["seq"] > 2)
