@@ -1,0 +1,145 @@
+"""Fixtures for the security tests: each finding is reproduced against a real ``meeple serve``
+process, as a hostile client on the network would meet it (not through Flask's test client).
+
+``live_server(**env)`` starts one on a free port with the given ``MEEPLE_*`` settings (the
+embedded default unless ``MEEPLE_STORE_URL``/``MEEPLE_REDIS_URL`` say otherwise), waits until
+``/health`` answers, and stops it after the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MEEPLE = Path(sys.executable).with_name("meeple")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def code(self) -> str | None:
+        """The problem's stable code, when the answer is a problem."""
+        return self.body.get("code") if isinstance(self.body, dict) else None
+
+
+@dataclass
+class LiveServer:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        timeout: float = 30,
+    ) -> Answer:
+        """One request; the body is JSON unless ``raw`` bytes are given."""
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return _answer(response.status, dict(response.headers), response.read())
+        except urllib.error.HTTPError as error:
+            return _answer(error.code, dict(error.headers), error.read())
+
+    def create_game(self, ruleset: str = "gutenberg", players: int = 2) -> dict[str, Any]:
+        names = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay"][:players]
+        answer = self.call("POST", "/games", {"ruleset": ruleset, "players": names})
+        assert answer.status == 201, answer
+        game: dict[str, Any] = answer.body
+        return game
+
+    def logs(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def _answer(status: int, headers: dict[str, str], raw: bytes) -> Answer:
+    try:
+        body: Any = json.loads(raw) if raw else None
+    except ValueError:
+        body = raw.decode(errors="replace")
+    return Answer(status, {name.lower(): value for name, value in headers.items()}, body)
+
+
+def start_server(directory: Path, env: dict[str, str], args: list[str]) -> LiveServer:
+    port = free_port()
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("MEEPLE_")}
+    log = directory / f"server-{port}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [str(MEEPLE), "serve", "--port", str(port), *args],
+            cwd=directory,
+            env={**clean, **env},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    server = LiveServer(process, port, log)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if server.call("GET", "/health", timeout=2).status == 200:
+                return server
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"meeple serve did not start:\n{server.logs()}", pytrace=False)
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
+    """``live_server(MEEPLE_X="...", args=[...])`` starts a real server; all stop afterwards."""
+    started: list[LiveServer] = []
+
+    def start(args: list[str] | None = None, **env: str) -> LiveServer:
+        server = start_server(tmp_path, env, args or [])
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            server.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
