@@ -1,0 +1,54 @@
+"""The greedy agent: one-ply lookahead on the game's evaluation.
+
+Each candidate action is tried on one determinization of the position (everything the seat
+cannot see redrawn by ``resample_hidden``, so the lookahead never peeks at hidden cards),
+the automatic steps it makes due are run, and the action whose result leaves the seat
+furthest ahead of its best rival by the game's evaluation (``projections.agents.evaluation``)
+is chosen; ties go to the earliest listed after a seeded shuffle.
+"""
+
+from __future__ import annotations
+
+import random
+
+from projections.agents.evaluation import evaluate
+from projections.agents.playout import play, run_system_steps
+from projections.fold import copy_state
+from projections.ruleset import Action, IllegalAction, Ruleset, State
+
+#: The most candidates weighed in one decision; beyond it a seeded sample is weighed (a
+#: Gutenberg plan phase lists thousands of plans).
+MAX_CANDIDATES = 200
+
+
+class GreedyAgent:
+    """Picks the action with the best evaluation one step ahead."""
+
+    name = "greedy"
+
+    def __init__(self, max_candidates: int = MAX_CANDIDATES) -> None:
+        self.max_candidates = max_candidates
+
+    def choose(self, ruleset: Ruleset, state: State, seat: int, rng: random.Random) -> Action:
+        """The best-looking legal action for ``seat``."""
+        legal = ruleset.legal_actions(state, seat)
+        if not legal:
+            raise ValueError(f"seat {seat} has no legal action")
+        candidates = list(legal)
+        rng.shuffle(candidates)
+        candidates = candidates[: self.max_candidates]
+        world = ruleset.resample_hidden(state, seat, rng)
+        best, best_value = candidates[0], float("-inf")
+        for action in candidates:
+            after = copy_state(world)
+            try:
+                play(ruleset, after, seat, action, rng)
+            except IllegalAction:
+                continue  # legal at the table, not in this redraw of what the seat cannot see
+            run_system_steps(ruleset, after, rng)
+            values = evaluate(ruleset, after)
+            rivals = [value for other, value in enumerate(values) if other != seat]
+            value = values[seat] - (max(rivals) if rivals else 0.0)
+            if value > best_value:
+                best, best_value = action, value
+        return best

@@ -1,0 +1,172 @@
+"""Agents (projections/agents): every pick is legal, the same seed gives the same pick, an
+agent sees a position only through its seat's information set, and search beats chance."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+import pytest
+
+from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent
+from projections.agents.playout import mover, outcomes, play
+from projections.fold import copy_state
+from projections.ruleset import Ruleset, State, get_ruleset
+from projections.simulate import play_random
+from tests.rulesets.tally import TALLY
+
+PRODUCT_GAMES = ["gutenberg", "restoration", "impression", "impendium"]
+
+
+def positions(ruleset: Ruleset, seed: str, every: int, limit: int) -> list[tuple[State, int]]:
+    """(state, seat to act) at every ``every``-th step of a random game, at most ``limit``."""
+    found: list[tuple[State, int]] = []
+
+    def keep(game: Any, envelope: Any) -> None:
+        if envelope["seq"] % every or len(found) >= limit:
+            return
+        status = game.ruleset.status(game.state)
+        for seat in status.get("to_act") or []:
+            if not status.get("awaiting_system") and ruleset.legal_actions(game.state, seat):
+                found.append((copy_state(game.state), seat))
+                return
+
+    try:
+        play_random(ruleset, ["Ann", "Bob"], seed, on_step=keep, max_steps=400)
+    except Exception as stopped:  # a long game (Impendium) is cut short: enough positions
+        assert "no end after" in str(stopped), stopped
+    assert found
+    return found
+
+
+def agents() -> list[Any]:
+    return [RandomAgent(), GreedyAgent(), MctsAgent(Budget(iterations=6), rollout_steps=10)]
+
+
+@pytest.mark.parametrize("game", PRODUCT_GAMES)
+def test_every_agent_picks_one_of_the_seats_legal_actions(game: str) -> None:
+    ruleset = get_ruleset(game)
+    for state, seat in positions(ruleset, f"legal:{game}", every=23, limit=4):
+        before = copy_state(state)
+        for agent in agents():
+            pick = agent.choose(ruleset, state, seat, random.Random(1))
+            assert pick in ruleset.legal_actions(state, seat), (agent.name, pick)
+            assert state == before, f"{agent.name} changed the position it was asked about"
+
+
+@pytest.mark.parametrize("game", PRODUCT_GAMES)
+def test_the_same_seed_gives_the_same_pick(game: str) -> None:
+    ruleset = get_ruleset(game)
+    for state, seat in positions(ruleset, f"seeded:{game}", every=31, limit=3):
+        for agent in agents():
+            picks = [agent.choose(ruleset, state, seat, random.Random("s")) for _ in range(2)]
+            assert picks[0] == picks[1], agent.name
+
+
+class OneInformationSet(Ruleset):
+    """A game, except that every redraw of what a seat cannot see starts from one fixed
+    state: an agent that looks at the position only through ``legal_actions`` and
+    ``resample_hidden`` cannot tell two positions of that information set apart."""
+
+    def __init__(self, game: Ruleset, representative: State) -> None:
+        self.game = game
+        self.representative = representative
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("game", "representative", "resample_hidden") or name.startswith("__"):
+            return object.__getattribute__(self, name)
+        return getattr(self.game, name)
+
+    def resample_hidden(self, state: State, seat: int, rng: random.Random) -> State:
+        return self.game.resample_hidden(self.representative, seat, rng)
+
+
+@pytest.mark.parametrize("game", ["tally", "gutenberg", "restoration", "impression"])
+def test_positions_that_differ_only_in_what_the_seat_cannot_see_get_the_same_pick(
+    game: str,
+) -> None:
+    inner = TALLY if game == "tally" else get_ruleset(game)
+    for state, seat in positions(inner, "infoset", every=7, limit=5):
+        other = inner.resample_hidden(state, seat, random.Random(99))
+        assert inner.view(other, seat) == inner.view(state, seat)
+        ruleset = OneInformationSet(inner, copy_state(state))
+        for agent in (GreedyAgent(), MctsAgent(Budget(iterations=30), rollout_steps=20)):
+            picks = [agent.choose(ruleset, s, seat, random.Random(7)) for s in (state, other)]
+            assert picks[0] == picks[1], (agent.name, state)
+
+
+def duel(ruleset: Ruleset, agents: list[Any], seed: str) -> list[float]:
+    """Each seat's share of the win in one game between ``agents``."""
+    players = [f"P{seat}" for seat in range(len(agents))]
+    state = ruleset.setup(players, dict(ruleset.options), random.Random(seed))
+    table = random.Random(f"table:{seed}")
+    for step in itertools.count():
+        turn = mover(ruleset, state, table)
+        if turn is None:
+            break
+        seat = turn[0]
+        action = agents[seat].choose(ruleset, state, seat, random.Random(f"{seed}:{step}"))
+        play(ruleset, state, seat, action, table)
+    return [outcome.win for outcome in outcomes(ruleset, state, [0.0] * len(agents))]
+
+
+def test_search_beats_chance_at_tally() -> None:
+    wins = 0.0
+    for game in range(12):
+        seats = [MctsAgent(Budget(iterations=60)), RandomAgent()]
+        mcts_seat = game % 2
+        if mcts_seat:
+            seats.reverse()
+        wins += duel(TALLY, seats, f"duel:{game}")[mcts_seat]
+    assert wins >= 9, wins
+
+
+def test_a_search_reports_each_root_action_it_tried() -> None:
+    state, seat = positions(get_ruleset("gutenberg"), "stats", every=11, limit=1)[0]
+    told: list[int] = []
+    search = MctsAgent(Budget(iterations=30), rollout_steps=10).search(
+        get_ruleset("gutenberg"), state, seat, random.Random(3), progress=told.append
+    )
+    assert search.playouts == 30 and told == list(range(1, 31))
+    candidates = search.candidates()
+    assert sum(stats.playouts for _, stats in candidates) == 30
+    assert search.pick == candidates[0][0]
+    for _, stats in candidates:
+        assert 0 <= stats.wins <= stats.playouts
+
+
+def test_a_cancelled_search_stops_and_still_picks_a_legal_action() -> None:
+    ruleset = get_ruleset("gutenberg")
+    state, seat = positions(ruleset, "cancel", every=11, limit=1)[0]
+    search = MctsAgent(Budget(iterations=1000), rollout_steps=5).search(
+        ruleset, state, seat, random.Random(3), cancelled=lambda: True
+    )
+    assert search.playouts == 0 and search.pick in ruleset.legal_actions(state, seat)
+
+
+def test_a_budget_in_seconds_reads_the_clock_it_is_given() -> None:
+    ticks = itertools.count()
+    budget = Budget(seconds=5, clock=lambda: float(next(ticks)))
+    state, seat = positions(TALLY, "clock", every=3, limit=1)[0]
+    search = MctsAgent(budget).search(TALLY, state, seat, random.Random(0))
+    assert 1 <= search.playouts <= 5
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"iterations": 0}, {"seconds": 0.0, "clock": float}, {"seconds": 1.0}],
+)
+def test_a_budget_must_say_how_much(arguments: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Budget(**arguments)
+
+
+def test_agents_are_made_by_name() -> None:
+    assert [make_agent(name).name for name in ("random", "greedy", "mcts")] == [
+        "random",
+        "greedy",
+        "mcts",
+    ]
+    with pytest.raises(ValueError, match="no agent"):
+        make_agent("oracle")
