@@ -1,5 +1,6 @@
 """The ``meeple`` command: serve the API, run a worker, print openapi.yaml, and the log
-commands of service.cli_log (simulate, export, import, replay, verify)."""
+commands of service.cli_log (simulate, export, import, replay, verify) and of
+service.cli_agents (analyze, tournament)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
+from service import cli_agents
 from service.config import load_config
 
 DEFAULT_HOST = "127.0.0.1"
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     if importlib.util.find_spec("service.cli_log") is not None:
         importlib.import_module("service.cli_log").add_commands(subparsers)
+    cli_agents.add_commands(subparsers)
     return parser
 
 

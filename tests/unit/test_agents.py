@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent
-from projections.agents.playout import mover, outcomes, play
+from projections.agents.tournament import play_game
 from projections.fold import copy_state
 from projections.ruleset import Ruleset, State, get_ruleset
 from projections.simulate import play_random
@@ -96,21 +96,6 @@ def test_positions_that_differ_only_in_what_the_seat_cannot_see_get_the_same_pic
             assert picks[0] == picks[1], (agent.name, state)
 
 
-def duel(ruleset: Ruleset, agents: list[Any], seed: str) -> list[float]:
-    """Each seat's share of the win in one game between ``agents``."""
-    players = [f"P{seat}" for seat in range(len(agents))]
-    state = ruleset.setup(players, dict(ruleset.options), random.Random(seed))
-    table = random.Random(f"table:{seed}")
-    for step in itertools.count():
-        turn = mover(ruleset, state, table)
-        if turn is None:
-            break
-        seat = turn[0]
-        action = agents[seat].choose(ruleset, state, seat, random.Random(f"{seed}:{step}"))
-        play(ruleset, state, seat, action, table)
-    return [outcome.win for outcome in outcomes(ruleset, state, [0.0] * len(agents))]
-
-
 def test_search_beats_chance_at_tally() -> None:
     wins = 0.0
     for game in range(12):
@@ -118,7 +103,7 @@ def test_search_beats_chance_at_tally() -> None:
         mcts_seat = game % 2
         if mcts_seat:
             seats.reverse()
-        wins += duel(TALLY, seats, f"duel:{game}")[mcts_seat]
+        wins += play_game(TALLY, seats, f"duel:{game}")[mcts_seat].win
     assert wins >= 9, wins
 
 
