@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench soak openapi worker clean
+.PHONY: run test lint bench bench-agents soak openapi worker clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed")'
@@ -30,6 +30,9 @@ lint: $(BIN)/.installed
 bench: $(BIN)/.installed
 	bash tests/ensure-redis-server.sh
 	$(BIN)/python -m bench
+
+bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a game; not part of CI
+	$(BIN)/python -m bench.agents_strength
 
 soak: $(BIN)/.installed ## thousands of random playouts per game; not part of CI
 	MEEPLE_SOAK_GAMES=2000 $(BIN)/python -m pytest tests/sim -q -n 2 --timeout 0

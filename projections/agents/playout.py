@@ -29,12 +29,12 @@ def random_policy(
     return legal[rng.randrange(len(legal))]
 
 
-def run_system_steps(ruleset: Ruleset, state: State, rng: random.Random, limit: int = 1000) -> None:
-    """Apply the automatic steps due now until a seat must act or the game ends."""
-    for _ in range(limit):
+def run_system_steps(ruleset: Ruleset, state: State, rng: random.Random, limit: int = 1000) -> int:
+    """Apply the automatic steps due now until a seat must act or the game ends; how many."""
+    for applied in range(limit):
         status = ruleset.status(state)
         if status.get("finished") or not status.get("awaiting_system"):
-            return
+            return applied
         action = ruleset.system_action(state)
         if action is None:
             raise NoMove(f"awaiting {status['awaiting_system']} but no automatic step is due")
