@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench bench-agents soak openapi worker clean
+.PHONY: run test lint bench bench-agents bench-peers soak openapi worker clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed")'
@@ -33,6 +33,9 @@ bench: $(BIN)/.installed
 
 bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a game; not part of CI
 	$(BIN)/python -m bench.agents_strength
+
+bench-peers: $(BIN)/.installed ## beside boardgame.io and eventsourcing, installed into a throwaway folder; not part of CI
+	$(BIN)/python -m bench.peers
 
 soak: $(BIN)/.installed ## thousands of random playouts per game; not part of CI
 	MEEPLE_SOAK_GAMES=2000 $(BIN)/python -m pytest tests/sim -q -n 2 --timeout 0
