@@ -16,7 +16,7 @@ class Restoration(Ruleset):
     title = "Restoration"
     min_players = 2
     max_players = 4
-    rules_version = "1"
+    rules_version = "2"  # 2: rules review (issue 15): intersections, transfer, order of C and D
     options = {"arrangement": "first_game"}
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
@@ -61,7 +61,9 @@ class Restoration(Ruleset):
         if state["pending"]:
             decision = state["pending"][0]
             if decision["seat"] != seat:
-                return []
+                # Another player decides during this seat's turn (a completion choice):
+                # the turn's Manager cards stay playable ("as long as it is on your turn").
+                return rules.manager_plays(state, seat)
             found = rules.decision_options(state, decision)
             if decision.get("optional"):
                 found.append({"type": "skip_action"})
@@ -79,9 +81,9 @@ class Restoration(Ruleset):
         if phase != "construction" or turn is None or turn["seat"] != seat:
             return []
         found = rules.placements(state, seat) if not turn["placed"] else []
-        if turn["placed"] and turn["moves_left"] > 0:
-            touching = state["positions"][turn["position"]]["influence"]
-            found += [{"type": "move", "workshop": workshop} for workshop in touching]
+        moving = rules.workshops_to_move(state)
+        if turn["placed"] and moving:
+            found += [{"type": "move", "workshop": workshop} for workshop in moving]
         elif turn["placed"] or not found:
             found.append({"type": "end_turn"})
         return found + rules.manager_plays(state, seat)

@@ -121,10 +121,15 @@ def refill_due(state: State) -> bool:
 
 
 def tile_reveal_due(state: State) -> bool:
-    """A completed tile left the display and the pile can replace it (completion step D)."""
+    """A completed tile left the display and the pile can replace it (completion step D),
+    once steps B and C are over: "C. The player who completed the project takes the
+    Construction tile and an Upgrade token. D. A new Construction board is revealed". Every
+    decision of a completion (B's choices, C's claim and Upgrade token) names its ``tile``."""
     construction = state["construction"]
     wanted = len(state["players"]) + 2
-    return len(construction["display"]) < wanted and bool(construction["pile"])
+    if len(construction["display"]) >= wanted or not construction["pile"]:
+        return False
+    return not any("tile" in decision for decision in state["pending"])
 
 
 def system_due(state: State) -> str | None:
@@ -247,15 +252,15 @@ def do_unlock_research(state: State, seat: int, action: Action, rng: random.Rand
 # -- Construction phase: the turn ------------------------------------------------------
 
 
-def own_turn(state: State, seat: int, own_decision_ok: bool = False) -> State:
+def own_turn(state: State, seat: int, decisions_ok: bool = False) -> State:
     """The turn in progress, when it is ``seat``'s and no decision is waiting (with
-    ``own_decision_ok``, a decision of ``seat``'s own may be waiting)."""
+    ``decisions_ok``, whoever's decision may be waiting)."""
     if state["phase"] != "construction":
         raise IllegalAction("phase_mismatch", "Turns are taken in the Construction phase.")
     turn = state["turn"]
     if turn is None or turn["seat"] != seat:
         raise IllegalAction("not_your_turn", "It is another player's turn.")
-    if state["pending"] and not (own_decision_ok and state["pending"][0]["seat"] == seat):
+    if state["pending"] and not decisions_ok:
         decision = state["pending"][0]
         raise IllegalAction("decision_pending", f"First resolve {EFFECT_NAMES[decision['kind']]}.")
     return turn
@@ -321,24 +326,66 @@ def do_place_worker(state: State, seat: int, action: Action, rng: random.Random)
     turn["moves_left"] = current_event(state)["moves"]
 
 
+def connected_workshops(state: State, position: str) -> list[str]:
+    return list(state["positions"][position]["influence"])
+
+
+def workshops_to_move(state: State) -> list[str]:
+    """The workshops whose Production token the turn's player may move now.
+
+    One movement turn moves the token of every workshop connected to the worker, one after
+    the other in the player's order ("they must move the Production token and may perform
+    the action in the Workshops connected to that position"; docs/rules/restoration.md,
+    "Movements & Actions"): while one is in progress, the connected workshops it has not
+    moved yet; otherwise, with a movement turn left, every connected workshop."""
+    turn = state["turn"]
+    if turn is None or turn["position"] is None:
+        return []
+    connected = connected_workshops(state, turn["position"])
+    if turn["moved"]:
+        return [workshop for workshop in connected if workshop not in turn["moved"]]
+    return connected if turn["moves_left"] > 0 else []
+
+
+def _close_movement_turn(state: State) -> None:
+    """A movement turn is over once every workshop connected to the worker has moved in it
+    (wherever a Transfer has put the worker meanwhile)."""
+    turn = state["turn"]
+    if turn["moved"] and not workshops_to_move(state):
+        turn["moved"] = []
+
+
 def check_move(state: State, seat: int, action: Action) -> None:
     turn = own_turn(state, seat)
     if not turn["placed"]:
         raise IllegalAction("place_first", "Place a worker before moving a Production token.")
-    if turn["moves_left"] < 1:
-        raise IllegalAction("no_moves_left", "You have no movement left this turn.")
     workshop = text_field(action, "workshop")
-    touching = state["positions"][turn["position"]]["influence"]
-    if workshop not in touching:
+    allowed = workshops_to_move(state)
+    if workshop in allowed:
+        return
+    if not allowed:
+        raise IllegalAction("no_moves_left", "You have no movement left this turn.")
+    connected = connected_workshops(state, turn["position"])
+    if workshop in connected:
         raise IllegalAction(
-            "workshop_not_connected",
-            f"Your worker at {turn['position']} reaches only workshop {' and '.join(touching)}.",
+            "workshop_already_moved",
+            f"This movement turn has moved workshop {workshop}'s token; "
+            f"now move {' and '.join(allowed)}.",
         )
+    raise IllegalAction(
+        "workshop_not_connected",
+        f"Your worker at {turn['position']} reaches only workshop {' and '.join(connected)}.",
+    )
 
 
 def do_move(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    """One movement turn: the token moves one step clockwise and offers its space's action."""
-    state["turn"]["moves_left"] -= 1
+    """One workshop's part of a movement turn: its token moves one step clockwise and offers
+    its space's action."""
+    turn = state["turn"]
+    if not turn["moved"]:
+        turn["moves_left"] -= 1  # a new movement turn begins
+    turn["moved"].append(action["workshop"])
+    _close_movement_turn(state)
     workshop = state["workshops"][action["workshop"]]
     spaces = data.BOARDS[action["workshop"]]["spaces"]
     workshop["token"] = (workshop["token"] + 1) % len(spaces)
@@ -357,9 +404,13 @@ def check_end_turn(state: State, seat: int, action: Action) -> None:
     # or the reputation a placement needs; such a turn may then end without a placement.
     if not turn["placed"] and placements(state, seat):
         raise IllegalAction("place_first", "Place a worker before ending your turn.")
-    if turn["moves_left"] > 0:
+    moving = workshops_to_move(state)
+    if moving:
+        left = turn["moves_left"] + (1 if turn["moved"] else 0)
         raise IllegalAction(
-            "moves_pending", f"You still have {turn['moves_left']} movement(s) to make."
+            "moves_pending",
+            f"You still have {left} movement turn(s) to make; "
+            f"next, move workshop {' or '.join(moving)}.",
         )
 
 
@@ -404,6 +455,7 @@ def start_turn(state: State, first: int) -> None:
                 "artisan": False,
                 "position": None,
                 "moves_left": 0,
+                "moved": [],
                 "managers_played": 0,
             }
             return
@@ -417,9 +469,9 @@ def start_turn(state: State, first: int) -> None:
 
 def check_play_manager(state: State, seat: int, action: Action) -> None:
     # "There is no restriction on when these cards may be used as long as it is on your
-    # turn": also while one of your own actions waits for its choice; the card's effect is
-    # then resolved first.
-    turn = own_turn(state, seat, own_decision_ok=True)
+    # turn": also while one of your own actions waits for its choice, or another player
+    # makes a completion choice; the card's effect is then resolved first.
+    turn = own_turn(state, seat, decisions_ok=True)
     manager = text_field(action, "manager")
     effect = text_field(action, "effect")
     if manager not in seat_of(state, seat)["hand"]:
@@ -585,7 +637,14 @@ def claim_tile(state: State, decision: State) -> None:
     seat_of(state, decision["seat"])["tiles"].append(tile)
     if state["upgrade_supply"] > 0:
         state["pending"].insert(
-            0, {"kind": "upgrade", "seat": decision["seat"], "optional": False, "may_keep": True}
+            0,
+            {
+                "kind": "upgrade",
+                "seat": decision["seat"],
+                "optional": False,
+                "may_keep": True,
+                "tile": tile,
+            },
         )
 
 
@@ -680,20 +739,35 @@ def worker_kinds(spot: State) -> list[str]:
     return sorted(kinds)
 
 
+def just_placed(state: State) -> tuple[str, str] | None:
+    """(position, kind) of the worker placed this turn in the Workshop area, if any."""
+    turn = state["turn"]
+    if turn is None or turn["position"] is None:
+        return None
+    return turn["position"], "artisan" if turn["artisan"] else str(turn["seat"])
+
+
+def swap_changes_something(state: State, first: tuple[str, str], second: tuple[str, str]) -> bool:
+    """Two workers at different positions whose swap changes the table: of different kinds,
+    or alike with one of them the worker just placed, whose remaining movements follow it
+    ("If the swap involves the Worker that was just placed this turn...")."""
+    if first[0] == second[0]:
+        return False
+    return first[1] != second[1] or just_placed(state) in (first, second)
+
+
 def transfer_candidates(state: State) -> list[Action]:
     refs = [
-        f"{position}/{kind}"
+        (position, kind)
         for position, spot in state["positions"].items()
         for kind in worker_kinds(spot)
     ]
-    found: list[Action] = []
-    for index, first in enumerate(refs):
-        where, kind = first.split("/")
-        for second in refs[index + 1 :]:
-            other_where, other_kind = second.split("/")
-            if where != other_where and kind != other_kind:
-                found.append({"type": "transfer", "first": first, "second": second})
-    return found
+    return [
+        {"type": "transfer", "first": "/".join(first), "second": "/".join(second)}
+        for index, first in enumerate(refs)
+        for second in refs[index + 1 :]
+        if swap_changes_something(state, first, second)
+    ]
 
 
 def _worker_ref(state: State, action: Action, name: str) -> tuple[str, str]:
@@ -712,9 +786,11 @@ def check_transfer(state: State, seat: int, action: Action) -> None:
     second = _worker_ref(state, action, "second")
     if first[0] == second[0]:
         raise IllegalAction("same_position", "Swap two workers standing at different positions.")
-    if first[1] == second[1]:
+    if not swap_changes_something(state, first, second):
         raise IllegalAction(
-            "pointless_transfer", "Both workers are of the same kind; swapping changes nothing."
+            "pointless_transfer",
+            "Both workers are of the same kind and neither was just placed; "
+            "swapping changes nothing.",
         )
 
 
@@ -740,13 +816,14 @@ def do_transfer(state: State, seat: int, action: Action, rng: random.Random) -> 
     turn = state["turn"]
     if turn is None or turn["position"] is None:
         return
-    placed = "artisan" if turn["artisan"] else str(turn["seat"])
     # The just-placed worker carries its remaining movements to its new workshops
     # ("Transfer"); docs/rules/restoration.md says which of two alike workers that is.
-    if (turn["position"], placed) == (pos_a, kind_a):
+    placed = just_placed(state)
+    if placed == (pos_a, kind_a):
         turn["position"] = pos_b
-    elif (turn["position"], placed) == (pos_b, kind_b):
+    elif placed == (pos_b, kind_b):
         turn["position"] = pos_a
+    _close_movement_turn(state)
 
 
 def check_adjust_reputation(state: State, seat: int, action: Action) -> None:

@@ -15,7 +15,7 @@ from tests.unit.restoration.table import act, place_at, table
 
 def test_restoration_is_registered() -> None:
     ruleset = get_ruleset("restoration")
-    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "1")
+    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "2")
     assert ruleset.options == {"arrangement": "first_game"}
 
 
