@@ -26,18 +26,26 @@ class Restoration(Ruleset):
         return board.setup_state(players, {**self.options, **options}, rng)
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
-        """Validate, then mutate; an illegal action raises before anything changes."""
+        """Validate, then mutate; an illegal action raises before anything changes, whatever
+        it holds: the seat and the action's shape (its schema) are checked first."""
+        if not isinstance(action, dict):
+            raise IllegalAction("invalid_action", "An action is an object with a 'type'.")
         seat = action.get("seat")
         kind = action.get("type")
-        if kind in rules.SYSTEM_TYPES:
+        if isinstance(kind, str) and kind in rules.SYSTEM_TYPES:
             if seat is not None:
                 raise IllegalAction(
                     "system_step_only", f"{kind} is an automatic step the service performs."
                 )
-            rules.run_system(state, str(kind), rng)
+            if len(action) > ("seat" in action) + 1:
+                raise IllegalAction("invalid_action", f"The automatic step {kind} takes nothing.")
+            rules.run_system(state, kind, rng)
         else:
-            if seat is None or not isinstance(kind, str) or kind not in rules.HANDLERS:
+            if not isinstance(kind, str) or kind not in rules.HANDLERS:
                 raise IllegalAction("unknown_action", f"Restoration has no action {kind!r}.")
+            if type(seat) is not int or not 0 <= seat < len(state["players"]):
+                raise IllegalAction("no_such_seat", f"{kind} is taken by a seat of this game.")
+            actions.check_shape(action)
             if state["finished"]:
                 raise IllegalAction("game_finished", "The game is over.")
             due = rules.system_due(state)
