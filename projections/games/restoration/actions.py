@@ -142,10 +142,11 @@ SCHEMAS: dict[str, type[Schema]] = {
 #: One instance per schema, reused: building a marshmallow Schema is slow.
 _INSTANCES: dict[str, Schema] = {kind: schema() for kind, schema in SCHEMAS.items()}
 
-#: Shapes already found valid, as (key, value's type, value) tuples: the fold applies the
-#: same few hundred actions again and again, and a schema's validation costs more than the
-#: rule it guards. The value's type is part of the key, so ``True`` never passes for ``1``.
-_VALID_SHAPES: set[tuple[tuple[str, type, Any], ...]] = set()
+#: Actions already found well-shaped, each as its items and their values' types: the fold
+#: applies the same few hundred actions again and again, and a schema's validation costs
+#: more than the rule it guards. The types are part of the key, so ``True`` never passes for
+#: ``1`` (they are equal, and hash alike).
+_VALID_SHAPES: set[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]]] = set()
 _VALID_SHAPES_KEPT = 4096
 
 
@@ -153,16 +154,17 @@ def check_shape(action: Action) -> None:
     """Refuse (``invalid_action``) a seat's action that is not exactly what its type's schema
     describes: a missing or unknown key, a value of the wrong type (a boolean is not a
     number), a number or a text out of its range. ``type`` is a known action type and
-    ``seat`` has been checked by the caller."""
-    body = {key: value for key, value in action.items() if key != "seat"}
+    ``seat`` a seat of the game, both checked by the caller."""
+    shape: tuple[tuple[tuple[str, Any], ...], tuple[type, ...]] | None = (
+        tuple(action.items()),
+        tuple(map(type, action.values())),
+    )
     try:
-        shape: tuple[tuple[str, type, Any], ...] | None = tuple(
-            (key, type(value), value) for key, value in body.items()
-        )
         if shape in _VALID_SHAPES:
             return
     except TypeError:  # a list or a dict inside: no action of this game holds one
         shape = None
+    body = {key: value for key, value in action.items() if key != "seat"}
     errors = _INSTANCES[str(action["type"])].validate(body)
     if errors:
         raise IllegalAction(

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from projections import components
@@ -169,34 +169,64 @@ def gain_reputation(state: State, seat: int, amount: int) -> None:
 def decision_options(state: State, decision: State) -> list[Action]:
     """Every concrete answer to ``decision`` (without skipping), each one legal now."""
     seat = decision["seat"]
-    candidates: list[Action] = []
+    return [action for action in _answers(state, decision) if passes(state, seat, action)]
+
+
+def has_option(state: State, decision: State) -> bool:
+    """Whether ``decision``, the front one, has any legal answer now (the first found is
+    enough). A construction decision, the most frequent, is answered without building and
+    refusing every candidate: the same tests as its checks, in the same order."""
+    if decision["kind"] in CONSTRUCT_EFFECTS and state["phase"] in ("event", "construction"):
+        return _can_build(state, decision)
+    seat = decision["seat"]
+    return any(passes(state, seat, action) for action in _answers(state, decision))
+
+
+def _can_build(state: State, decision: State) -> bool:
+    """Whether a construction decision (the front one) may start a displayed tile (a worker
+    on the board and the tile's lowest space allowed) or continue one of its owner's (the
+    next space allowed): ``check_start_construction`` / ``check_continue_construction``."""
+    seat = decision["seat"]
+    construction = state["construction"]
+    progress = construction["progress"]
+    may_start = seat_of(state, seat)["board_workers"] >= 1
+    for tile in construction["display"]:
+        spaces = data.TILES[tile]["spaces"]
+        if may_start and _colour_allowed(decision, spaces[0]["colour"]):
+            return True
+        for marker in progress[tile]:
+            if marker["seat"] == seat and _colour_allowed(
+                decision, spaces[marker["space"] + 1]["colour"]
+            ):
+                return True
+    return False
+
+
+def _answers(state: State, decision: State) -> Iterator[Action]:
+    """The candidate answers to ``decision``, legal or not, in a fixed order."""
+    seat = decision["seat"]
     kind = decision["kind"]
     if kind in CONSTRUCT_EFFECTS:
         progress = state["construction"]["progress"]
         for tile in state["construction"]["display"]:
-            candidates.append({"type": "start_construction", "tile": tile})
-            spaces = sorted({m["space"] for m in progress[tile] if m["seat"] == seat})
-            candidates.extend(
-                {"type": "continue_construction", "tile": tile, "space": space} for space in spaces
-            )
+            yield {"type": "start_construction", "tile": tile}
+            for space in sorted({m["space"] for m in progress[tile] if m["seat"] == seat}):
+                yield {"type": "continue_construction", "tile": tile, "space": space}
     elif kind == "development":
-        candidates = [{"type": "develop", "track": t} for t in ("technology", "reputation")]
+        yield from ({"type": "develop", "track": t} for t in ("technology", "reputation"))
     elif kind == "manager":
-        candidates = [
-            {"type": "take_manager", "source": "supply", "manager": manager}
-            for manager in state["managers"]["supply"]
-        ]
-        candidates.append({"type": "take_manager", "source": "deck"})
+        for manager in state["managers"]["supply"]:
+            yield {"type": "take_manager", "source": "supply", "manager": manager}
+        yield {"type": "take_manager", "source": "deck"}
     elif kind == "transfer":
-        candidates = transfer_candidates(state)
+        yield from _transfer_swaps(state)
     elif kind == "reputation":
-        candidates = [{"type": "adjust_reputation", "direction": d} for d in ("up", "down")]
+        yield from ({"type": "adjust_reputation", "direction": d} for d in ("up", "down"))
     elif kind == "upgrade":
-        candidates = [{"type": "place_upgrade", "target": rid} for rid in data.RESEARCH]
-        candidates += [{"type": "place_upgrade", "target": t} for t in ("ap_track", "keep")]
+        for target in (*data.RESEARCH, "ap_track", "keep"):
+            yield {"type": "place_upgrade", "target": target}
     elif kind == "completion":
-        candidates = [{"type": "completion_choice", "choice": c} for c in ("rest", "take_back")]
-    return [action for action in candidates if passes(state, seat, action)]
+        yield from ({"type": "completion_choice", "choice": c} for c in ("rest", "take_back"))
 
 
 def passes(state: State, seat: int, action: Action) -> bool:
@@ -402,7 +432,7 @@ def check_end_turn(state: State, seat: int, action: Action) -> None:
     turn = own_turn(state, seat)
     # A manager played before placing can use up the last worker (a construction started)
     # or the reputation a placement needs; such a turn may then end without a placement.
-    if not turn["placed"] and placements(state, seat):
+    if not turn["placed"] and can_place(state, seat):
         raise IllegalAction("place_first", "Place a worker before ending your turn.")
     moving = workshops_to_move(state)
     if moving:
@@ -430,17 +460,26 @@ def manager_plays(state: State, seat: int) -> list[Action]:
 
 def placements(state: State, seat: int) -> list[Action]:
     """Every legal ``place_worker`` for ``seat`` if it were its turn now."""
+    return list(_placements(state, seat))
+
+
+def can_place(state: State, seat: int) -> bool:
+    """Whether ``seat`` has any ``place_worker`` (the first found is enough)."""
+    return next(_placements(state, seat), None) is not None
+
+
+def _placements(state: State, seat: int) -> Iterator[Action]:
     player = seat_of(state, seat)
     counts = {False: player["board_workers"], True: player["board_artisans"]}
     kinds = [artisan for artisan, count in counts.items() if count > 0]
+    if not kinds:
+        return
     open_positions = [p for p, spot in state["positions"].items() if not spot["closed"]]
     unlocked = [rid for rid, slot in player["research"].items() if slot["unlocked"]]
-    return [
-        {"type": "place_worker", "position": position, "artisan": artisan}
-        for artisan in kinds
-        for position in open_positions + unlocked
-        if placement_cost(state, seat, position) <= player["reputation"]
-    ]
+    for artisan in kinds:
+        for position in open_positions + unlocked:
+            if placement_cost(state, seat, position) <= player["reputation"]:
+                yield {"type": "place_worker", "position": position, "artisan": artisan}
 
 
 def start_turn(state: State, first: int) -> None:
@@ -448,7 +487,7 @@ def start_turn(state: State, first: int) -> None:
     when none can, the Construction phase is over."""
     count = len(state["players"])
     for seat in components.clockwise_from(first, count):
-        if placements(state, seat):
+        if can_place(state, seat):
             state["turn"] = {
                 "seat": seat,
                 "placed": False,
@@ -757,17 +796,21 @@ def swap_changes_something(state: State, first: tuple[str, str], second: tuple[s
 
 
 def transfer_candidates(state: State) -> list[Action]:
+    """Every swap a Transfer may make now."""
+    return list(_transfer_swaps(state))
+
+
+def _transfer_swaps(state: State) -> Iterator[Action]:
     refs = [
         (position, kind)
         for position, spot in state["positions"].items()
+        if spot["workers"]
         for kind in worker_kinds(spot)
     ]
-    return [
-        {"type": "transfer", "first": "/".join(first), "second": "/".join(second)}
-        for index, first in enumerate(refs)
-        for second in refs[index + 1 :]
-        if swap_changes_something(state, first, second)
-    ]
+    for index, first in enumerate(refs):
+        for second in refs[index + 1 :]:
+            if swap_changes_something(state, first, second):
+                yield {"type": "transfer", "first": "/".join(first), "second": "/".join(second)}
 
 
 def _worker_ref(state: State, action: Action, name: str) -> tuple[str, str]:
@@ -916,6 +959,28 @@ def keepable(state: State, seat: int) -> list[str]:
     left = Counter(worker_locations(state, seat))
     left.subtract(k["location"] for k in state["kept"] if k["seat"] == seat)
     return sorted(location for location, count in left.items() if count > 0)
+
+
+def any_keepable(state: State, seat: int) -> bool:
+    """Whether ``keepable`` is not empty, without naming every location: each kept worker
+    was one of ``seat``'s listed there, and nothing moves while workers are kept."""
+    kept = sum(1 for k in state["kept"] if k["seat"] == seat)
+    placed = sum(
+        1 for spot in state["positions"].values() for w in spot["workers"] if w["seat"] == seat
+    )
+    placed += sum(
+        1
+        for markers in state["construction"]["progress"].values()
+        for m in markers
+        if m["seat"] == seat
+    )
+    placed += sum(
+        1
+        for slot in seat_of(state, seat)["research"].values()
+        for w in slot["workers"]
+        if not w["artisan"]
+    )
+    return placed > kept
 
 
 def check_keep_worker(state: State, seat: int, action: Action) -> None:
@@ -1078,7 +1143,7 @@ def settle(state: State) -> None:
             ):
                 pending.pop(0)
                 resolve_completion(state, decision, "rest")
-            elif not decision_options(state, decision):
+            elif not has_option(state, decision):
                 pending.pop(0)  # nothing can be done: the effect is lost
             else:
                 return
@@ -1093,7 +1158,7 @@ def settle(state: State) -> None:
             queue = state["keep_queue"]
             if not queue:
                 state["due"] = "end_of_round"
-            elif seat_of(state, queue[0])["reputation"] < 1 or not keepable(state, queue[0]):
+            elif seat_of(state, queue[0])["reputation"] < 1 or not any_keepable(state, queue[0]):
                 queue.pop(0)
             else:
                 return
