@@ -296,6 +296,10 @@ def own_turn(state: State, seat: int, decisions_ok: bool = False) -> State:
     return turn
 
 
+#: Where a seat's unplaced workers of each kind are counted (False: own, True: Artisan).
+BOARD_COUNT = {False: "board_workers", True: "board_artisans"}
+
+
 def placement_cost(state: State, seat: int, position: str) -> int:
     """1 reputation per worker already at an intersection or own research position; singles
     are free ("Place Worker", last paragraph)."""
@@ -343,7 +347,7 @@ def do_place_worker(state: State, seat: int, action: Action, rng: random.Random)
     position = action["position"]
     artisan = action["artisan"]
     player["reputation"] -= placement_cost(state, seat, position)
-    player["board_artisans" if artisan else "board_workers"] -= 1
+    player[BOARD_COUNT[artisan]] -= 1
     turn = state["turn"]
     turn.update(placed=True, artisan=artisan)
     if position in data.RESEARCH:
@@ -469,17 +473,18 @@ def can_place(state: State, seat: int) -> bool:
 
 
 def _placements(state: State, seat: int) -> Iterator[Action]:
+    """Each kind of worker ``seat`` holds (own first, then Artisan) on each open Workshop
+    position, then each unlocked research position, where ``seat`` can pay for it."""
     player = seat_of(state, seat)
-    counts = {False: player["board_workers"], True: player["board_artisans"]}
-    kinds = [artisan for artisan, count in counts.items() if count > 0]
-    if not kinds:
-        return
-    open_positions = [p for p, spot in state["positions"].items() if not spot["closed"]]
-    unlocked = [rid for rid, slot in player["research"].items() if slot["unlocked"]]
+    kinds = [artisan for artisan in (False, True) if player[BOARD_COUNT[artisan]] > 0]
+    reputation = player["reputation"]
     for artisan in kinds:
-        for position in open_positions + unlocked:
-            if placement_cost(state, seat, position) <= player["reputation"]:
+        for position, spot in state["positions"].items():
+            if not spot["closed"] and placement_cost(state, seat, position) <= reputation:
                 yield {"type": "place_worker", "position": position, "artisan": artisan}
+        for rid, slot in player["research"].items():
+            if slot["unlocked"] and placement_cost(state, seat, rid) <= reputation:
+                yield {"type": "place_worker", "position": rid, "artisan": artisan}
 
 
 def start_turn(state: State, first: int) -> None:
@@ -961,6 +966,22 @@ def keepable(state: State, seat: int) -> list[str]:
     return sorted(location for location, count in left.items() if count > 0)
 
 
+def _workers_at(state: State, seat: int, location: str) -> int:
+    """How many of ``seat``'s workers ``worker_locations`` lists at ``location``."""
+    kind, _, where = location.partition(":")
+    if kind == "pos":
+        spot = state["positions"].get(where)
+        return sum(1 for w in spot["workers"] if w["seat"] == seat) if spot else 0
+    if kind == "tile":
+        tile, _, space = where.rpartition(":")
+        markers = state["construction"]["progress"].get(tile, [])
+        return sum(1 for m in markers if m["seat"] == seat and str(m["space"]) == space)
+    if kind == "rd":
+        slot = seat_of(state, seat)["research"].get(where)
+        return sum(1 for w in slot["workers"] if not w["artisan"]) if slot else 0
+    return 0
+
+
 def any_keepable(state: State, seat: int) -> bool:
     """Whether ``keepable`` is not empty, without naming every location: each kept worker
     was one of ``seat``'s listed there, and nothing moves while workers are kept."""
@@ -986,7 +1007,8 @@ def any_keepable(state: State, seat: int) -> bool:
 def check_keep_worker(state: State, seat: int, action: Action) -> None:
     _keep_turn(state, seat)
     location = text_field(action, "location")
-    if location not in keepable(state, seat):
+    kept = sum(1 for k in state["kept"] if k["seat"] == seat and k["location"] == location)
+    if _workers_at(state, seat, location) <= kept:
         raise IllegalAction("no_worker_there", f"You have no worker left to keep at {location}.")
     if seat_of(state, seat)["reputation"] < 1:
         raise IllegalAction(
