@@ -1,7 +1,9 @@
 """Marshmallow schemas of every action a Restoration seat can post (one per action type).
 
-They check the shape of a request; whether the action is legal now is the reducer's job
-(rules.py), which answers with its own error codes.
+They check the shape of an action, at the HTTP edge and again in ``apply`` (``check_shape``,
+so an agent or an import calling ``apply`` directly is refused with ``invalid_action`` for a
+missing or unknown key or a value of the wrong type, never a crash); whether the action is
+legal now is the reducer's job (rules.py), which answers with its own error codes.
 """
 
 from __future__ import annotations
@@ -11,10 +13,20 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from projections.games.restoration import data
+from projections.ruleset import Action, IllegalAction
 
 _RESEARCH = sorted(data.RESEARCH)
 _WORKER_REF = r"^[A-Z]+[0-9]*/(artisan|[0-9])$"
 _LOCATION = r"^(pos:[A-Z]+[0-9]*|tile:[A-Za-z0-9_]+:[0-9]+|rd:[A-Za-z0-9_]+)$"
+
+
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 def _type(name: str) -> fields.String:
@@ -29,7 +41,7 @@ class UnlockResearchSchema(Schema):
 class PlaceWorkerSchema(Schema):
     type = _type("place_worker")
     position = fields.String(required=True, validate=validate.Length(min=1, max=16))
-    artisan = fields.Boolean(required=True)
+    artisan = StrictBoolean(required=True)
 
 
 class MoveSchema(Schema):
@@ -126,3 +138,45 @@ SCHEMAS: dict[str, type[Schema]] = {
     "keep_worker": KeepWorkerSchema,
     "collect_workers": CollectWorkersSchema,
 }
+
+#: One instance per schema, reused: building a marshmallow Schema is slow.
+_INSTANCES: dict[str, Schema] = {kind: schema() for kind, schema in SCHEMAS.items()}
+
+#: Actions already found well-shaped, each as its items and their values' types: the fold
+#: applies the same few hundred actions again and again, and a schema's validation costs
+#: more than the rule it guards. The types are part of the key, so ``True`` never passes for
+#: ``1`` (they are equal, and hash alike).
+_VALID_SHAPES: set[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]]] = set()
+_VALID_SHAPES_KEPT = 4096
+
+
+def check_shape(action: Action) -> None:
+    """Refuse (``invalid_action``) a seat's action that is not exactly what its type's schema
+    describes: a missing or unknown key, a value of the wrong type (a boolean is not a
+    number), a number or a text out of its range. ``type`` is a known action type and
+    ``seat`` a seat of the game, both checked by the caller."""
+    shape: tuple[tuple[tuple[str, Any], ...], tuple[type, ...]] | None = (
+        tuple(action.items()),
+        tuple(map(type, action.values())),
+    )
+    try:
+        if shape in _VALID_SHAPES:
+            return
+    except TypeError:  # a list or a dict inside: no action of this game holds one
+        shape = None
+    body = {key: value for key, value in action.items() if key != "seat"}
+    errors = _INSTANCES[str(action["type"])].validate(body)
+    if errors:
+        raise IllegalAction(
+            "invalid_action", f"That {action['type']} is malformed: {_sentence(errors)}."
+        )
+    if shape is not None and len(_VALID_SHAPES) < _VALID_SHAPES_KEPT:
+        _VALID_SHAPES.add(shape)
+
+
+def _sentence(errors: dict[str, Any]) -> str:
+    """marshmallow's errors as one line: ``field: message`` each."""
+    return "; ".join(
+        f"{field}: {' '.join(map(str, messages)) if isinstance(messages, list) else messages}"
+        for field, messages in sorted(errors.items(), key=lambda item: str(item[0]))
+    )

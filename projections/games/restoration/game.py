@@ -16,7 +16,7 @@ class Restoration(Ruleset):
     title = "Restoration"
     min_players = 2
     max_players = 4
-    rules_version = "1"
+    rules_version = "2"  # 2: rules review (issue 15): intersections, transfer, order of C and D
     options = {"arrangement": "first_game"}
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
@@ -26,18 +26,26 @@ class Restoration(Ruleset):
         return board.setup_state(players, {**self.options, **options}, rng)
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
-        """Validate, then mutate; an illegal action raises before anything changes."""
+        """Validate, then mutate; an illegal action raises before anything changes, whatever
+        it holds: the seat and the action's shape (its schema) are checked first."""
+        if not isinstance(action, dict):
+            raise IllegalAction("invalid_action", "An action is an object with a 'type'.")
         seat = action.get("seat")
         kind = action.get("type")
-        if kind in rules.SYSTEM_TYPES:
+        if isinstance(kind, str) and kind in rules.SYSTEM_TYPES:
             if seat is not None:
                 raise IllegalAction(
                     "system_step_only", f"{kind} is an automatic step the service performs."
                 )
-            rules.run_system(state, str(kind), rng)
+            if len(action) > ("seat" in action) + 1:
+                raise IllegalAction("invalid_action", f"The automatic step {kind} takes nothing.")
+            rules.run_system(state, kind, rng)
         else:
-            if seat is None or not isinstance(kind, str) or kind not in rules.HANDLERS:
+            if not isinstance(kind, str) or kind not in rules.HANDLERS:
                 raise IllegalAction("unknown_action", f"Restoration has no action {kind!r}.")
+            if type(seat) is not int or not 0 <= seat < len(state["players"]):
+                raise IllegalAction("no_such_seat", f"{kind} is taken by a seat of this game.")
+            actions.check_shape(action)
             if state["finished"]:
                 raise IllegalAction("game_finished", "The game is over.")
             due = rules.system_due(state)
@@ -61,7 +69,9 @@ class Restoration(Ruleset):
         if state["pending"]:
             decision = state["pending"][0]
             if decision["seat"] != seat:
-                return []
+                # Another player decides during this seat's turn (a completion choice):
+                # the turn's Manager cards stay playable ("as long as it is on your turn").
+                return rules.manager_plays(state, seat)
             found = rules.decision_options(state, decision)
             if decision.get("optional"):
                 found.append({"type": "skip_action"})
@@ -79,9 +89,9 @@ class Restoration(Ruleset):
         if phase != "construction" or turn is None or turn["seat"] != seat:
             return []
         found = rules.placements(state, seat) if not turn["placed"] else []
-        if turn["placed"] and turn["moves_left"] > 0:
-            touching = state["positions"][turn["position"]]["influence"]
-            found += [{"type": "move", "workshop": workshop} for workshop in touching]
+        moving = rules.workshops_to_move(state)
+        if turn["placed"] and moving:
+            found += [{"type": "move", "workshop": workshop} for workshop in moving]
         elif turn["placed"] or not found:
             found.append({"type": "end_turn"})
         return found + rules.manager_plays(state, seat)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from projections import components
@@ -121,10 +121,15 @@ def refill_due(state: State) -> bool:
 
 
 def tile_reveal_due(state: State) -> bool:
-    """A completed tile left the display and the pile can replace it (completion step D)."""
+    """A completed tile left the display and the pile can replace it (completion step D),
+    once steps B and C are over: "C. The player who completed the project takes the
+    Construction tile and an Upgrade token. D. A new Construction board is revealed". Every
+    decision of a completion (B's choices, C's claim and Upgrade token) names its ``tile``."""
     construction = state["construction"]
     wanted = len(state["players"]) + 2
-    return len(construction["display"]) < wanted and bool(construction["pile"])
+    if len(construction["display"]) >= wanted or not construction["pile"]:
+        return False
+    return not any("tile" in decision for decision in state["pending"])
 
 
 def system_due(state: State) -> str | None:
@@ -164,34 +169,64 @@ def gain_reputation(state: State, seat: int, amount: int) -> None:
 def decision_options(state: State, decision: State) -> list[Action]:
     """Every concrete answer to ``decision`` (without skipping), each one legal now."""
     seat = decision["seat"]
-    candidates: list[Action] = []
+    return [action for action in _answers(state, decision) if passes(state, seat, action)]
+
+
+def has_option(state: State, decision: State) -> bool:
+    """Whether ``decision``, the front one, has any legal answer now (the first found is
+    enough). A construction decision, the most frequent, is answered without building and
+    refusing every candidate: the same tests as its checks, in the same order."""
+    if decision["kind"] in CONSTRUCT_EFFECTS and state["phase"] in ("event", "construction"):
+        return _can_build(state, decision)
+    seat = decision["seat"]
+    return any(passes(state, seat, action) for action in _answers(state, decision))
+
+
+def _can_build(state: State, decision: State) -> bool:
+    """Whether a construction decision (the front one) may start a displayed tile (a worker
+    on the board and the tile's lowest space allowed) or continue one of its owner's (the
+    next space allowed): ``check_start_construction`` / ``check_continue_construction``."""
+    seat = decision["seat"]
+    construction = state["construction"]
+    progress = construction["progress"]
+    may_start = seat_of(state, seat)["board_workers"] >= 1
+    for tile in construction["display"]:
+        spaces = data.TILES[tile]["spaces"]
+        if may_start and _colour_allowed(decision, spaces[0]["colour"]):
+            return True
+        for marker in progress[tile]:
+            if marker["seat"] == seat and _colour_allowed(
+                decision, spaces[marker["space"] + 1]["colour"]
+            ):
+                return True
+    return False
+
+
+def _answers(state: State, decision: State) -> Iterator[Action]:
+    """The candidate answers to ``decision``, legal or not, in a fixed order."""
+    seat = decision["seat"]
     kind = decision["kind"]
     if kind in CONSTRUCT_EFFECTS:
         progress = state["construction"]["progress"]
         for tile in state["construction"]["display"]:
-            candidates.append({"type": "start_construction", "tile": tile})
-            spaces = sorted({m["space"] for m in progress[tile] if m["seat"] == seat})
-            candidates.extend(
-                {"type": "continue_construction", "tile": tile, "space": space} for space in spaces
-            )
+            yield {"type": "start_construction", "tile": tile}
+            for space in sorted({m["space"] for m in progress[tile] if m["seat"] == seat}):
+                yield {"type": "continue_construction", "tile": tile, "space": space}
     elif kind == "development":
-        candidates = [{"type": "develop", "track": t} for t in ("technology", "reputation")]
+        yield from ({"type": "develop", "track": t} for t in ("technology", "reputation"))
     elif kind == "manager":
-        candidates = [
-            {"type": "take_manager", "source": "supply", "manager": manager}
-            for manager in state["managers"]["supply"]
-        ]
-        candidates.append({"type": "take_manager", "source": "deck"})
+        for manager in state["managers"]["supply"]:
+            yield {"type": "take_manager", "source": "supply", "manager": manager}
+        yield {"type": "take_manager", "source": "deck"}
     elif kind == "transfer":
-        candidates = transfer_candidates(state)
+        yield from _transfer_swaps(state)
     elif kind == "reputation":
-        candidates = [{"type": "adjust_reputation", "direction": d} for d in ("up", "down")]
+        yield from ({"type": "adjust_reputation", "direction": d} for d in ("up", "down"))
     elif kind == "upgrade":
-        candidates = [{"type": "place_upgrade", "target": rid} for rid in data.RESEARCH]
-        candidates += [{"type": "place_upgrade", "target": t} for t in ("ap_track", "keep")]
+        for target in (*data.RESEARCH, "ap_track", "keep"):
+            yield {"type": "place_upgrade", "target": target}
     elif kind == "completion":
-        candidates = [{"type": "completion_choice", "choice": c} for c in ("rest", "take_back")]
-    return [action for action in candidates if passes(state, seat, action)]
+        yield from ({"type": "completion_choice", "choice": c} for c in ("rest", "take_back"))
 
 
 def passes(state: State, seat: int, action: Action) -> bool:
@@ -247,18 +282,22 @@ def do_unlock_research(state: State, seat: int, action: Action, rng: random.Rand
 # -- Construction phase: the turn ------------------------------------------------------
 
 
-def own_turn(state: State, seat: int, own_decision_ok: bool = False) -> State:
+def own_turn(state: State, seat: int, decisions_ok: bool = False) -> State:
     """The turn in progress, when it is ``seat``'s and no decision is waiting (with
-    ``own_decision_ok``, a decision of ``seat``'s own may be waiting)."""
+    ``decisions_ok``, whoever's decision may be waiting)."""
     if state["phase"] != "construction":
         raise IllegalAction("phase_mismatch", "Turns are taken in the Construction phase.")
     turn = state["turn"]
     if turn is None or turn["seat"] != seat:
         raise IllegalAction("not_your_turn", "It is another player's turn.")
-    if state["pending"] and not (own_decision_ok and state["pending"][0]["seat"] == seat):
+    if state["pending"] and not decisions_ok:
         decision = state["pending"][0]
         raise IllegalAction("decision_pending", f"First resolve {EFFECT_NAMES[decision['kind']]}.")
     return turn
+
+
+#: Where a seat's unplaced workers of each kind are counted (False: own, True: Artisan).
+BOARD_COUNT = {False: "board_workers", True: "board_artisans"}
 
 
 def placement_cost(state: State, seat: int, position: str) -> int:
@@ -308,7 +347,7 @@ def do_place_worker(state: State, seat: int, action: Action, rng: random.Random)
     position = action["position"]
     artisan = action["artisan"]
     player["reputation"] -= placement_cost(state, seat, position)
-    player["board_artisans" if artisan else "board_workers"] -= 1
+    player[BOARD_COUNT[artisan]] -= 1
     turn = state["turn"]
     turn.update(placed=True, artisan=artisan)
     if position in data.RESEARCH:
@@ -321,24 +360,66 @@ def do_place_worker(state: State, seat: int, action: Action, rng: random.Random)
     turn["moves_left"] = current_event(state)["moves"]
 
 
+def connected_workshops(state: State, position: str) -> list[str]:
+    return list(state["positions"][position]["influence"])
+
+
+def workshops_to_move(state: State) -> list[str]:
+    """The workshops whose Production token the turn's player may move now.
+
+    One movement turn moves the token of every workshop connected to the worker, one after
+    the other in the player's order ("they must move the Production token and may perform
+    the action in the Workshops connected to that position"; docs/rules/restoration.md,
+    "Movements & Actions"): while one is in progress, the connected workshops it has not
+    moved yet; otherwise, with a movement turn left, every connected workshop."""
+    turn = state["turn"]
+    if turn is None or turn["position"] is None:
+        return []
+    connected = connected_workshops(state, turn["position"])
+    if turn["moved"]:
+        return [workshop for workshop in connected if workshop not in turn["moved"]]
+    return connected if turn["moves_left"] > 0 else []
+
+
+def _close_movement_turn(state: State) -> None:
+    """A movement turn is over once every workshop connected to the worker has moved in it
+    (wherever a Transfer has put the worker meanwhile)."""
+    turn = state["turn"]
+    if turn["moved"] and not workshops_to_move(state):
+        turn["moved"] = []
+
+
 def check_move(state: State, seat: int, action: Action) -> None:
     turn = own_turn(state, seat)
     if not turn["placed"]:
         raise IllegalAction("place_first", "Place a worker before moving a Production token.")
-    if turn["moves_left"] < 1:
-        raise IllegalAction("no_moves_left", "You have no movement left this turn.")
     workshop = text_field(action, "workshop")
-    touching = state["positions"][turn["position"]]["influence"]
-    if workshop not in touching:
+    allowed = workshops_to_move(state)
+    if workshop in allowed:
+        return
+    if not allowed:
+        raise IllegalAction("no_moves_left", "You have no movement left this turn.")
+    connected = connected_workshops(state, turn["position"])
+    if workshop in connected:
         raise IllegalAction(
-            "workshop_not_connected",
-            f"Your worker at {turn['position']} reaches only workshop {' and '.join(touching)}.",
+            "workshop_already_moved",
+            f"This movement turn has moved workshop {workshop}'s token; "
+            f"now move {' and '.join(allowed)}.",
         )
+    raise IllegalAction(
+        "workshop_not_connected",
+        f"Your worker at {turn['position']} reaches only workshop {' and '.join(connected)}.",
+    )
 
 
 def do_move(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    """One movement turn: the token moves one step clockwise and offers its space's action."""
-    state["turn"]["moves_left"] -= 1
+    """One workshop's part of a movement turn: its token moves one step clockwise and offers
+    its space's action."""
+    turn = state["turn"]
+    if not turn["moved"]:
+        turn["moves_left"] -= 1  # a new movement turn begins
+    turn["moved"].append(action["workshop"])
+    _close_movement_turn(state)
     workshop = state["workshops"][action["workshop"]]
     spaces = data.BOARDS[action["workshop"]]["spaces"]
     workshop["token"] = (workshop["token"] + 1) % len(spaces)
@@ -355,11 +436,15 @@ def check_end_turn(state: State, seat: int, action: Action) -> None:
     turn = own_turn(state, seat)
     # A manager played before placing can use up the last worker (a construction started)
     # or the reputation a placement needs; such a turn may then end without a placement.
-    if not turn["placed"] and placements(state, seat):
+    if not turn["placed"] and can_place(state, seat):
         raise IllegalAction("place_first", "Place a worker before ending your turn.")
-    if turn["moves_left"] > 0:
+    moving = workshops_to_move(state)
+    if moving:
+        left = turn["moves_left"] + (1 if turn["moved"] else 0)
         raise IllegalAction(
-            "moves_pending", f"You still have {turn['moves_left']} movement(s) to make."
+            "moves_pending",
+            f"You still have {left} movement turn(s) to make; "
+            f"next, move workshop {' or '.join(moving)}.",
         )
 
 
@@ -379,17 +464,27 @@ def manager_plays(state: State, seat: int) -> list[Action]:
 
 def placements(state: State, seat: int) -> list[Action]:
     """Every legal ``place_worker`` for ``seat`` if it were its turn now."""
+    return list(_placements(state, seat))
+
+
+def can_place(state: State, seat: int) -> bool:
+    """Whether ``seat`` has any ``place_worker`` (the first found is enough)."""
+    return next(_placements(state, seat), None) is not None
+
+
+def _placements(state: State, seat: int) -> Iterator[Action]:
+    """Each kind of worker ``seat`` holds (own first, then Artisan) on each open Workshop
+    position, then each unlocked research position, where ``seat`` can pay for it."""
     player = seat_of(state, seat)
-    counts = {False: player["board_workers"], True: player["board_artisans"]}
-    kinds = [artisan for artisan, count in counts.items() if count > 0]
-    open_positions = [p for p, spot in state["positions"].items() if not spot["closed"]]
-    unlocked = [rid for rid, slot in player["research"].items() if slot["unlocked"]]
-    return [
-        {"type": "place_worker", "position": position, "artisan": artisan}
-        for artisan in kinds
-        for position in open_positions + unlocked
-        if placement_cost(state, seat, position) <= player["reputation"]
-    ]
+    kinds = [artisan for artisan in (False, True) if player[BOARD_COUNT[artisan]] > 0]
+    reputation = player["reputation"]
+    for artisan in kinds:
+        for position, spot in state["positions"].items():
+            if not spot["closed"] and placement_cost(state, seat, position) <= reputation:
+                yield {"type": "place_worker", "position": position, "artisan": artisan}
+        for rid, slot in player["research"].items():
+            if slot["unlocked"] and placement_cost(state, seat, rid) <= reputation:
+                yield {"type": "place_worker", "position": rid, "artisan": artisan}
 
 
 def start_turn(state: State, first: int) -> None:
@@ -397,13 +492,14 @@ def start_turn(state: State, first: int) -> None:
     when none can, the Construction phase is over."""
     count = len(state["players"])
     for seat in components.clockwise_from(first, count):
-        if placements(state, seat):
+        if can_place(state, seat):
             state["turn"] = {
                 "seat": seat,
                 "placed": False,
                 "artisan": False,
                 "position": None,
                 "moves_left": 0,
+                "moved": [],
                 "managers_played": 0,
             }
             return
@@ -417,9 +513,9 @@ def start_turn(state: State, first: int) -> None:
 
 def check_play_manager(state: State, seat: int, action: Action) -> None:
     # "There is no restriction on when these cards may be used as long as it is on your
-    # turn": also while one of your own actions waits for its choice; the card's effect is
-    # then resolved first.
-    turn = own_turn(state, seat, own_decision_ok=True)
+    # turn": also while one of your own actions waits for its choice, or another player
+    # makes a completion choice; the card's effect is then resolved first.
+    turn = own_turn(state, seat, decisions_ok=True)
     manager = text_field(action, "manager")
     effect = text_field(action, "effect")
     if manager not in seat_of(state, seat)["hand"]:
@@ -585,7 +681,14 @@ def claim_tile(state: State, decision: State) -> None:
     seat_of(state, decision["seat"])["tiles"].append(tile)
     if state["upgrade_supply"] > 0:
         state["pending"].insert(
-            0, {"kind": "upgrade", "seat": decision["seat"], "optional": False, "may_keep": True}
+            0,
+            {
+                "kind": "upgrade",
+                "seat": decision["seat"],
+                "optional": False,
+                "may_keep": True,
+                "tile": tile,
+            },
         )
 
 
@@ -680,20 +783,39 @@ def worker_kinds(spot: State) -> list[str]:
     return sorted(kinds)
 
 
+def just_placed(state: State) -> tuple[str, str] | None:
+    """(position, kind) of the worker placed this turn in the Workshop area, if any."""
+    turn = state["turn"]
+    if turn is None or turn["position"] is None:
+        return None
+    return turn["position"], "artisan" if turn["artisan"] else str(turn["seat"])
+
+
+def swap_changes_something(state: State, first: tuple[str, str], second: tuple[str, str]) -> bool:
+    """Two workers at different positions whose swap changes the table: of different kinds,
+    or alike with one of them the worker just placed, whose remaining movements follow it
+    ("If the swap involves the Worker that was just placed this turn...")."""
+    if first[0] == second[0]:
+        return False
+    return first[1] != second[1] or just_placed(state) in (first, second)
+
+
 def transfer_candidates(state: State) -> list[Action]:
+    """Every swap a Transfer may make now."""
+    return list(_transfer_swaps(state))
+
+
+def _transfer_swaps(state: State) -> Iterator[Action]:
     refs = [
-        f"{position}/{kind}"
+        (position, kind)
         for position, spot in state["positions"].items()
+        if spot["workers"]
         for kind in worker_kinds(spot)
     ]
-    found: list[Action] = []
     for index, first in enumerate(refs):
-        where, kind = first.split("/")
         for second in refs[index + 1 :]:
-            other_where, other_kind = second.split("/")
-            if where != other_where and kind != other_kind:
-                found.append({"type": "transfer", "first": first, "second": second})
-    return found
+            if swap_changes_something(state, first, second):
+                yield {"type": "transfer", "first": "/".join(first), "second": "/".join(second)}
 
 
 def _worker_ref(state: State, action: Action, name: str) -> tuple[str, str]:
@@ -712,9 +834,11 @@ def check_transfer(state: State, seat: int, action: Action) -> None:
     second = _worker_ref(state, action, "second")
     if first[0] == second[0]:
         raise IllegalAction("same_position", "Swap two workers standing at different positions.")
-    if first[1] == second[1]:
+    if not swap_changes_something(state, first, second):
         raise IllegalAction(
-            "pointless_transfer", "Both workers are of the same kind; swapping changes nothing."
+            "pointless_transfer",
+            "Both workers are of the same kind and neither was just placed; "
+            "swapping changes nothing.",
         )
 
 
@@ -740,13 +864,14 @@ def do_transfer(state: State, seat: int, action: Action, rng: random.Random) -> 
     turn = state["turn"]
     if turn is None or turn["position"] is None:
         return
-    placed = "artisan" if turn["artisan"] else str(turn["seat"])
     # The just-placed worker carries its remaining movements to its new workshops
     # ("Transfer"); docs/rules/restoration.md says which of two alike workers that is.
-    if (turn["position"], placed) == (pos_a, kind_a):
+    placed = just_placed(state)
+    if placed == (pos_a, kind_a):
         turn["position"] = pos_b
-    elif (turn["position"], placed) == (pos_b, kind_b):
+    elif placed == (pos_b, kind_b):
         turn["position"] = pos_a
+    _close_movement_turn(state)
 
 
 def check_adjust_reputation(state: State, seat: int, action: Action) -> None:
@@ -841,10 +966,49 @@ def keepable(state: State, seat: int) -> list[str]:
     return sorted(location for location, count in left.items() if count > 0)
 
 
+def _workers_at(state: State, seat: int, location: str) -> int:
+    """How many of ``seat``'s workers ``worker_locations`` lists at ``location``."""
+    kind, _, where = location.partition(":")
+    if kind == "pos":
+        spot = state["positions"].get(where)
+        return sum(1 for w in spot["workers"] if w["seat"] == seat) if spot else 0
+    if kind == "tile":
+        tile, _, space = where.rpartition(":")
+        markers = state["construction"]["progress"].get(tile, [])
+        return sum(1 for m in markers if m["seat"] == seat and str(m["space"]) == space)
+    if kind == "rd":
+        slot = seat_of(state, seat)["research"].get(where)
+        return sum(1 for w in slot["workers"] if not w["artisan"]) if slot else 0
+    return 0
+
+
+def any_keepable(state: State, seat: int) -> bool:
+    """Whether ``keepable`` is not empty, without naming every location: each kept worker
+    was one of ``seat``'s listed there, and nothing moves while workers are kept."""
+    kept = sum(1 for k in state["kept"] if k["seat"] == seat)
+    placed = sum(
+        1 for spot in state["positions"].values() for w in spot["workers"] if w["seat"] == seat
+    )
+    placed += sum(
+        1
+        for markers in state["construction"]["progress"].values()
+        for m in markers
+        if m["seat"] == seat
+    )
+    placed += sum(
+        1
+        for slot in seat_of(state, seat)["research"].values()
+        for w in slot["workers"]
+        if not w["artisan"]
+    )
+    return placed > kept
+
+
 def check_keep_worker(state: State, seat: int, action: Action) -> None:
     _keep_turn(state, seat)
     location = text_field(action, "location")
-    if location not in keepable(state, seat):
+    kept = sum(1 for k in state["kept"] if k["seat"] == seat and k["location"] == location)
+    if _workers_at(state, seat, location) <= kept:
         raise IllegalAction("no_worker_there", f"You have no worker left to keep at {location}.")
     if seat_of(state, seat)["reputation"] < 1:
         raise IllegalAction(
@@ -1001,7 +1165,7 @@ def settle(state: State) -> None:
             ):
                 pending.pop(0)
                 resolve_completion(state, decision, "rest")
-            elif not decision_options(state, decision):
+            elif not has_option(state, decision):
                 pending.pop(0)  # nothing can be done: the effect is lost
             else:
                 return
@@ -1016,7 +1180,7 @@ def settle(state: State) -> None:
             queue = state["keep_queue"]
             if not queue:
                 state["due"] = "end_of_round"
-            elif seat_of(state, queue[0])["reputation"] < 1 or not keepable(state, queue[0]):
+            elif seat_of(state, queue[0])["reputation"] < 1 or not any_keepable(state, queue[0]):
                 queue.pop(0)
             else:
                 return

@@ -52,7 +52,9 @@ def test_construction_errors() -> None:
     state["construction"]["progress"]["T11"].append({"seat": 1, "space": 0})
     ask(state, 0, "construct", colour="red")
     assert refused(state, 0, "start_construction", tile="T01") == "colour_mismatch"
-    assert refused(state, 0, "start_construction", tile="T99") == "tile_not_in_display"
+    assert refused(state, 0, "start_construction", tile="T99") == "invalid_action"  # no such tile
+    waiting = state["construction"]["pile"][0]
+    assert refused(state, 0, "start_construction", tile=waiting) == "tile_not_in_display"
     assert refused(state, 0, "continue_construction", tile="T11", space=0) == "no_progress_there"
     assert refused(state, 1, "continue_construction", tile="T11", space=0) == "not_your_turn"
     assert refused(state, 0, "develop", track="technology") == "decision_pending"
@@ -284,7 +286,7 @@ def test_upgrade_errors() -> None:
     ask(state, 0, "upgrade", optional=False, may_keep=False)
     assert refused(state, 0, "place_upgrade", target="keep") == "must_place_upgrade"
     assert refused(state, 0, "place_upgrade", target="RD1") == "research_already_unlocked"
-    assert refused(state, 0, "place_upgrade", target="RD7") == "unknown_research_position"
+    assert refused(state, 0, "place_upgrade", target="RD7") == "invalid_action"  # no such position
     assert refused(state, 0, "skip_action") == "effect_is_mandatory"
     state["seats"][0]["ap_track"] = len(data.AP_TRACK)
     assert refused(state, 0, "place_upgrade", target="ap_track") == "ap_track_full"

@@ -176,8 +176,9 @@ def test_the_construction_phase_ends_when_everyone_has_placed_all_workers() -> N
     act(state, 0, "end_turn")
     assert RESTORATION.status(state)["to_act"] == [1]
     act(state, 1, "place_worker", position="AB1", artisan=True)
-    act(state, 1, "move", workshop="A")
-    act(state, 1, "skip_action")
+    for workshop in ("A", "B"):  # an intersection's movement turn moves both tokens
+        act(state, 1, "move", workshop=workshop)
+        act(state, 1, "skip_action")
     act(state, 1, "end_turn")
     status = RESTORATION.status(state)
     assert status["phase"] == "audit" and status["awaiting_system"] == "audit"
@@ -274,10 +275,3 @@ def test_a_manager_played_while_an_own_action_waits_resolves_first() -> None:
     assert [d["kind"] for d in state["pending"]] == ["development", "development"]
     act(state, 0, "develop", track="reputation")  # the Foreman's
     assert [d["kind"] for d in state["pending"]] == ["development"]  # the space's, still open
-
-
-def test_no_manager_may_be_played_while_another_player_decides() -> None:
-    state = table(3, event="masters_visit")
-    state["seats"][0]["hand"] = ["foreman"]
-    state["pending"].insert(0, {"kind": "completion", "seat": 1, "tile": "T01", "space": 0})
-    assert refused(state, 0, "play_manager", manager="foreman", effect="A") == ("decision_pending")

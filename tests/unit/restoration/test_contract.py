@@ -8,14 +8,15 @@ import random
 import pytest
 from marshmallow import ValidationError
 
+from projections.fold import copy_state
 from projections.games.restoration.game import RESTORATION
-from projections.ruleset import get_ruleset
-from tests.unit.restoration.table import act, place_at, table
+from projections.ruleset import IllegalAction, get_ruleset
+from tests.unit.restoration.table import act, place_at, refused, table
 
 
 def test_restoration_is_registered() -> None:
     ruleset = get_ruleset("restoration")
-    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "1")
+    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "2")
     assert ruleset.options == {"arrangement": "first_game"}
 
 
@@ -146,3 +147,20 @@ def test_every_action_type_has_its_own_timeline_line() -> None:
         assert line.startswith("Grey ") and line != f"Grey {kind.replace('_', ' ')}"
         lines.add(line)
     assert len(lines) == len(RESTORATION.action_schemas())
+
+
+def test_a_malformed_action_is_refused_before_anything_changes() -> None:
+    state = table(3)
+    assert refused(state, 0, "place_worker", position="A1", artisan=1) == "invalid_action"
+    assert refused(state, 0, "place_worker", position="A1") == "invalid_action"
+    assert refused(state, 0, "place_worker", position=["A1"], artisan=False) == "invalid_action"
+    assert refused(state, 0, "end_turn", extra=1) == "invalid_action"
+    assert refused(state, True, "place_worker", position="A1", artisan=False) == "no_such_seat"
+    assert refused(state, 3, "place_worker", position="A1", artisan=False) == "no_such_seat"
+    assert refused(state, None, "end_turn") == "no_such_seat"
+    assert refused(state, None, "audit", at="now") == "invalid_action"
+    before = copy_state(state)
+    for action in (None, [], "end_turn", {"seat": 0}, {"type": ["end_turn"], "seat": 0}):
+        with pytest.raises(IllegalAction):
+            RESTORATION.apply(state, action, random.Random(0))  # type: ignore[arg-type]
+    assert state == before

@@ -88,13 +88,20 @@ def test_completion_example() -> None:
     assert state["seats"][JADE]["reputation"] == jade_reputation - 1
     assert state["seats"][JADE]["board_workers"] == 3
     assert state["seats"][ORANGE]["tiles"] == ["T08"]  # C
-    assert decision(state) == {"kind": "upgrade", "seat": 0, "optional": False, "may_keep": True}
+    assert decision(state) == {
+        "kind": "upgrade",
+        "seat": 0,
+        "optional": False,
+        "may_keep": True,
+        "tile": "T08",
+    }
     assert "T08" not in state["construction"]["display"]
+    assert RESTORATION.status(state)["awaiting_system"] is None  # C before D
+    act(state, ORANGE, "place_upgrade", target="keep")
+    assert state["seats"][ORANGE]["upgrades_kept"] == 1
     assert RESTORATION.status(state)["awaiting_system"] == "reveal_construction_tile"
     assert run_system(state) == ["reveal_construction_tile"]  # D
     assert len(state["construction"]["display"]) == 5
-    act(state, ORANGE, "place_upgrade", target="keep")
-    assert state["seats"][ORANGE]["upgrades_kept"] == 1
 
 
 def test_an_occupied_intersection_costs_one_reputation_per_worker_already_there() -> None:

@@ -58,37 +58,52 @@ def test_two_scripted_turns_of_a_two_player_round() -> None:
     state = table(2, event="quiet_season")
     show_tiles(state, "T08", "T02", "T20", "T07")
     orange_reputation = state["seats"][0]["reputation"]
-    # Orange: an intersection between the Main and the Kiln workshop, three movements.
+    grey_reputation = state["seats"][1]["reputation"]
+    # Orange: an intersection between the Main and the Kiln workshop, three movement turns,
+    # each moving both workshops' tokens in the order Orange chooses.
     act(state, 0, "place_worker", position="AB1", artisan=False)
     act(state, 0, "move", workshop="A")  # development
     act(state, 0, "develop", track="technology")
     act(state, 0, "adjust_reputation", direction="up")  # technology level 1: reputation
-    act(state, 0, "move", workshop="A")  # red
-    act(state, 0, "start_construction", tile="T08")
     act(state, 0, "move", workshop="B")  # manager
     act(state, 0, "take_manager", source="deck")
+    act(state, 0, "move", workshop="A")  # red
+    act(state, 0, "start_construction", tile="T08")
+    act(state, 0, "move", workshop="B")  # white
+    act(state, 0, "start_construction", tile="T20")  # Orange's last worker on the board
+    act(state, 0, "move", workshop="B")  # blue: no worker left to start T02, T08 goes on
+    act(state, 0, "continue_construction", tile="T08", space=0)
+    act(state, 0, "move", workshop="A")  # manager
+    act(state, 0, "skip_action")
     act(state, 0, "end_turn")
     # Grey: the other intersection of that edge, free while nobody stands there.
     act(state, 1, "place_worker", position="AB2", artisan=False)
-    act(state, 1, "move", workshop="A")  # manager
-    taken = sorted(state["managers"]["supply"])[0]
-    act(state, 1, "take_manager", source="supply", manager=taken)
-    run_system(state)
     act(state, 1, "move", workshop="A")  # green: no tile starts green, nothing to build
     assert state["pending"] == []
+    act(state, 1, "move", workshop="B")  # breakthrough
+    act(state, 1, "start_construction", tile="T02")
     act(state, 1, "move", workshop="A")  # transfer
     assert decision(state)["kind"] == "transfer"
     act(state, 1, "skip_action")
+    act(state, 1, "move", workshop="B")  # green again
+    assert state["pending"] == []
+    act(state, 1, "move", workshop="A")  # white
+    act(state, 1, "start_construction", tile="T20")
+    act(state, 1, "move", workshop="B")  # development
+    act(state, 1, "develop", track="reputation")
     act(state, 1, "end_turn")
 
     orange, grey = state["seats"]
     assert orange["technology"] == 1 and orange["reputation"] == orange_reputation + 1
-    assert state["construction"]["progress"]["T08"] == [{"seat": 0, "space": 0}]
-    assert orange["board_workers"] == 1 and len(orange["hand"]) == 2
-    assert grey["board_workers"] == 2 and taken in grey["hand"]
+    assert orange["board_workers"] == 0 and len(orange["hand"]) == 2
+    assert grey["board_workers"] == 0 and grey["reputation"] == grey_reputation + 1
+    progress = state["construction"]["progress"]
+    assert progress["T08"] == [{"seat": 0, "space": 1}]
+    assert progress["T20"] == [{"seat": 0, "space": 0}, {"seat": 1, "space": 0}]
+    assert progress["T02"] == [{"seat": 1, "space": 0}]
     assert {w: place["token"] for w, place in state["workshops"].items()} == {
-        "A": 5,
-        "B": 1,
+        "A": 6,
+        "B": 6,
         "C": 0,
         "D": 0,
         "E": 0,
@@ -108,6 +123,11 @@ def test_a_three_player_game_from_a_fixed_seed_plays_to_a_checked_result() -> No
     assert totals == [sum(row["breakdown"].values()) for row in result["scores"]]
     assert sum(len(player["tiles"]) for player in state["seats"]) >= 1
     # The recorded outcome of this seed and strategy: a change to it is a change of rules.
-    assert steps == 235
-    assert [player["tiles"] for player in state["seats"]] == [["T16", "T13"], ["T08"], []]
-    assert totals == [21, 7, 4] and result["ranking"] == [[0], [1], [2]]
+    # Rules 2 (both workshops of an intersection move) made the game longer and richer.
+    assert steps == 381
+    assert [player["tiles"] for player in state["seats"]] == [
+        ["T16", "T20", "T21"],
+        ["T08"],
+        ["T01", "T13"],
+    ]
+    assert totals == [31, 15, 18] and result["ranking"] == [[0], [2], [1]]

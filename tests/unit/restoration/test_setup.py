@@ -126,7 +126,7 @@ def test_each_player_first_unlocks_one_research_skill_with_an_upgrade_token() ->
     assert state["upgrade_supply"] == 27
     assert RESTORATION.status(state)["to_act"] == [0, 2]
     assert refused(state, 1, "unlock_research", position="RD2") == "already_unlocked"
-    assert refused(state, 0, "unlock_research", position="RD9") == "unknown_research_position"
+    assert refused(state, 0, "unlock_research", position="RD9") == "invalid_action"
 
 
 def test_once_every_skill_is_chosen_the_event_phase_begins_with_an_automatic_step() -> None:

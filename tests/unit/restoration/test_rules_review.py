@@ -1,0 +1,195 @@
+"""The rules review's Restoration defects (issue 15, points 6-9), each from the rulebook's words."""
+
+from __future__ import annotations
+
+from projections.games.restoration.game import RESTORATION
+from tests.unit.restoration.table import (
+    act,
+    decision,
+    place_at,
+    refused,
+    run_system,
+    show_tiles,
+    table,
+)
+
+ORANGE, GREY = 0, 1
+
+
+def moves(state: dict, seat: int = ORANGE) -> list[str]:
+    return [a["workshop"] for a in RESTORATION.legal_actions(state, seat) if a["type"] == "move"]
+
+
+def let_go(state: dict, seat: int = ORANGE) -> None:
+    """Decline the action of the space the token stopped on, if it offers one."""
+    if state["pending"]:
+        act(state, seat, "skip_action")
+
+
+def tokens(state: dict, *workshops: str) -> list[int]:
+    return [state["workshops"][workshop]["token"] for workshop in workshops]
+
+
+# -- 6: Transfer ------------------------------------------------------------------------
+
+
+def test_a_transfer_may_swap_the_just_placed_worker_with_an_own_worker_elsewhere() -> None:
+    """ "Transfer: A player may swap the positions of any two Workers (including Artisans)
+    within the Workshops area. If the swap involves the Worker that was just placed this
+    turn, and that Worker still has remaining movements and actions, the player may move the
+    Production token in the Workshops connected to the new position and perform the actions
+    there as usual.\""""
+    state = table(3, event="tax_assessment")  # 3 movement turns
+    place_at(state, "E1", ORANGE)  # Orange's worker from an earlier turn
+    place_at(state, "B1", GREY)
+    act(state, ORANGE, "place_worker", position="C1", artisan=False)
+    act(state, ORANGE, "move", workshop="C")  # transfer
+    assert decision(state)["kind"] == "transfer"
+    act(state, ORANGE, "transfer", first="C1/0", second="E1/0")
+    assert state["turn"]["position"] == "E1"
+    assert moves(state) == ["E"]
+    act(state, ORANGE, "move", workshop="E")
+    assert tokens(state, "C", "E") == [1, 1]
+
+
+def test_the_transfer_stays_open_when_its_only_swap_moves_the_just_placed_worker() -> None:
+    """ "If the swap involves the Worker that was just placed this turn, and that Worker
+    still has remaining movements and actions, the player may move the Production token in
+    the Workshops connected to the new position\": a swap of two alike workers is a real
+    choice when one of them is the one just placed."""
+    state = table(3, event="tax_assessment")
+    place_at(state, "E1", ORANGE)
+    act(state, ORANGE, "place_worker", position="C1", artisan=False)
+    act(state, ORANGE, "move", workshop="C")  # transfer: the only other worker is Orange's
+    assert [d["kind"] for d in state["pending"]] == ["transfer"]
+    assert [a for a in RESTORATION.legal_actions(state, ORANGE) if a["type"] == "transfer"] == [
+        {"type": "transfer", "first": "C1/0", "second": "E1/0"}
+    ]
+
+
+def test_swapping_two_alike_workers_neither_just_placed_is_still_pointless() -> None:
+    """ "If the swap involves the Worker that was just placed this turn...\": other alike
+    workers exchanged change nothing at all, so that swap is refused."""
+    state = table(3, event="tax_assessment")
+    place_at(state, "E1", GREY)
+    place_at(state, "B1", GREY)
+    act(state, ORANGE, "place_worker", position="C1", artisan=False)
+    act(state, ORANGE, "move", workshop="C")
+    assert refused(state, ORANGE, "transfer", first="B1/1", second="E1/1") == ("pointless_transfer")
+
+
+# -- 7: intersections move both workshops -----------------------------------------------
+
+
+def test_a_worker_at_an_intersection_moves_the_production_token_of_both_workshops() -> None:
+    """ "Workshop intersection positions: These are the positions located between two
+    Workshops. When a player places a Worker at an Intersection, they must move the
+    Production token and may perform the action in the Workshops connected to that
+    position.\" Every movement turn moves both tokens, in the player's order."""
+    state = table(2, event="quiet_season")  # 3 movement turns; 2 players: intersections only
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    for turn in range(3):
+        assert moves(state) == ["A", "B"]
+        first, second = ("A", "B") if turn % 2 == 0 else ("B", "A")
+        act(state, ORANGE, "move", workshop=first)
+        let_go(state)
+        assert moves(state) == [second]
+        assert refused(state, ORANGE, "move", workshop=first) == "workshop_already_moved"
+        assert refused(state, ORANGE, "end_turn") == "moves_pending"
+        act(state, ORANGE, "move", workshop=second)
+        let_go(state)
+    assert tokens(state, "A", "B") == [3, 3]
+    assert refused(state, ORANGE, "move", workshop="A") == "no_moves_left"
+    act(state, ORANGE, "end_turn")
+
+
+def test_a_manager_cards_extra_movement_at_an_intersection_moves_both_tokens() -> None:
+    """ "If the player chooses Effect B, they carry out one extra movement and activate the
+    corresponding action exactly as normal\": at an intersection a movement moves the tokens
+    of both connected workshops."""
+    state = table(3, event="masters_visit")  # 2 movement turns, 2 Manager cards per turn
+    state["seats"][ORANGE]["hand"] = ["steward"]
+    act(state, ORANGE, "place_worker", position="AC1", artisan=False)
+    act(state, ORANGE, "play_manager", manager="steward", effect="B")
+    for _ in range(3):
+        for workshop in ("A", "C"):
+            act(state, ORANGE, "move", workshop=workshop)
+            let_go(state)
+    assert tokens(state, "A", "C") == [3, 3]
+    assert moves(state) == []
+
+
+def test_a_transfer_mid_movement_turn_moves_the_new_positions_workshops_not_yet_moved() -> None:
+    """ "If the swap involves the Worker that was just placed this turn, and that Worker
+    still has remaining movements and actions, the player may move the Production token in
+    the Workshops connected to the new position\": the movement turn in progress goes on
+    with the new position's workshops it has not moved yet."""
+    state = table(3, event="quiet_season")  # 3 movement turns
+    state["workshops"]["A"]["token"] = 4  # the next step lands on A's transfer space
+    place_at(state, "E1", GREY)
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "transfer", first="AB1/0", second="E1/1")
+    assert moves(state) == ["E"]  # B is no longer connected; E has not moved in this turn
+    act(state, ORANGE, "move", workshop="E")
+    let_go(state)
+    for _ in range(2):
+        act(state, ORANGE, "move", workshop="E")
+        let_go(state)
+    assert tokens(state, "A", "B", "E") == [5, 0, 3]
+    act(state, ORANGE, "end_turn")
+
+
+# -- 8: Manager cards while another player decides --------------------------------------
+
+
+def completing_turn(others_on_tile: bool, hand: tuple[str, ...] = ()) -> dict:
+    """Orange's turn reaching the top of T08 (red, blue, red) from its space 1, at A1 with
+    the token landing on red on the second movement; Grey on space 0 when asked."""
+    state = table(3, event="masters_visit")  # 2 movement turns, 2 Manager cards per turn
+    state["seats"][ORANGE]["hand"] = list(hand)
+    show_tiles(state, "T08")
+    progress = state["construction"]["progress"]["T08"]
+    climbers = [(ORANGE, 1), (GREY, 0)] if others_on_tile else [(ORANGE, 1)]
+    for seat, space in climbers:
+        state["seats"][seat]["board_workers"] -= 1
+        progress.append({"seat": seat, "space": space})
+    act(state, ORANGE, "place_worker", position="A1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")  # development
+    act(state, ORANGE, "skip_action")
+    act(state, ORANGE, "move", workshop="A")  # red
+    act(state, ORANGE, "continue_construction", tile="T08", space=1)
+    return state
+
+
+def test_manager_cards_may_be_played_on_your_turn_while_another_player_chooses() -> None:
+    """ "There is no restriction on when these cards may be used as long as it is on your
+    turn.\" Grey's completion choice falls in Orange's turn; Orange may still play one."""
+    state = completing_turn(others_on_tile=True, hand=("foreman",))
+    assert decision(state)["kind"] == "completion" and decision(state)["seat"] == GREY
+    assert RESTORATION.status(state)["to_act"] == [GREY]
+    play = {"type": "play_manager", "manager": "foreman", "effect": "A"}
+    assert play in RESTORATION.legal_actions(state, ORANGE)
+    act(state, ORANGE, "play_manager", manager="foreman", effect="A")
+    assert decision(state)["kind"] == "development" and decision(state)["seat"] == ORANGE
+    act(state, ORANGE, "develop", track="reputation")
+    assert decision(state)["kind"] == "completion" and decision(state)["seat"] == GREY
+    act(state, GREY, "completion_choice", choice="rest")
+
+
+# -- 9: step C before step D --------------------------------------------------------------
+
+
+def test_the_completer_takes_the_tile_and_upgrade_token_before_a_new_tile_is_revealed() -> None:
+    """ "C. The player who completed the project takes the Construction tile and an Upgrade
+    token. D. A new Construction board is revealed and placed in play.\" (and "You may
+    immediately place it in the Research department")."""
+    state = completing_turn(others_on_tile=False)
+    assert state["seats"][ORANGE]["tiles"] == ["T08"]
+    assert decision(state)["kind"] == "upgrade"
+    assert RESTORATION.system_action(state) is None
+    assert RESTORATION.status(state)["to_act"] == [ORANGE]
+    assert len(state["construction"]["display"]) == 4
+    act(state, ORANGE, "place_upgrade", target="ap_track")
+    assert run_system(state) == ["reveal_construction_tile"]
+    assert len(state["construction"]["display"]) == 5
