@@ -84,6 +84,9 @@ class JobSettings:
     streams_per_address: int = 32
     #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.
     streams_per_game: int = 256
+    #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
+    #: its last renewal (a crashed process's slots are free again after this).
+    stream_slot_lease: float = 60.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> JobSettings:
@@ -514,7 +517,8 @@ class RQJobs(Jobs):
 
     def stream_hub(self) -> StreamHub:
         """Wake-ups from every process by Redis pub/sub, the caps counted in Redis."""
-        return StreamHub(self.connection, RedisStreamSlots(self.connection))
+        lease = self.settings.stream_slot_lease
+        return StreamHub(self.connection, RedisStreamSlots(self.connection, lease=lease))
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether the queues are empty and no job runs, within ``timeout``."""

@@ -383,19 +383,21 @@ class RedisStreamSlots(StreamSlots):
     """The caps counted in Redis, shared by every API process.
 
     Each cap is a sorted set of the open streams' slots scored by the time their lease
-    expires; a stream renews its lease every ``LEASE / 3`` seconds while it is open and
-    removes it when it ends, so a slot of a crashed process is free again within ``LEASE``
-    seconds. The address's set and the game's set are taken one after the other (on a Redis
-    Cluster they live in different slots); a refusal by the second gives the first back.
+    expires; a stream renews its lease when a third of it has passed while it is open, and
+    removes it when it ends, so a slot of a crashed process is free again within its lease
+    (``MEEPLE_STREAM_SLOT_LEASE``). The address's set and the game's set are taken one after
+    the other (on a Redis Cluster they live in different slots); a refusal by the second
+    gives the first back.
     """
 
-    #: Seconds a slot stays held without its stream renewing it.
-    LEASE = 60.0
-
-    def __init__(self, connection: redis.Redis, prefix: str = "meeple") -> None:
+    def __init__(
+        self, connection: redis.Redis, prefix: str = "meeple", lease: float = 60.0
+    ) -> None:
         super().__init__()
         self.connection = connection
         self.prefix = prefix
+        #: Seconds a slot stays held without its stream renewing it.
+        self.lease = lease
         self._acquire = connection.register_script(_ACQUIRE)
 
     def key(self, scope: str, key: str) -> str:
@@ -414,7 +416,7 @@ class RedisStreamSlots(StreamSlots):
             name = self.key(scope, key)
             answer = self._acquire(
                 keys=[name],
-                args=[now, now + self.LEASE, cap, slot.name, math.ceil(self.LEASE * 2)],
+                args=[now, now + self.lease, cap, slot.name, math.ceil(self.lease * 2)],
             )
             if int(answer[0]) != 1:
                 for done in taken:
@@ -425,15 +427,15 @@ class RedisStreamSlots(StreamSlots):
         return slot
 
     def renew(self, slot: Slot) -> None:
-        if slot.released or time.monotonic() - slot.renewed_at < self.LEASE / 3:
+        if slot.released or time.monotonic() - slot.renewed_at < self.lease / 3:
             return
         slot.renewed_at = time.monotonic()
-        expiry = time.time() + self.LEASE
+        expiry = time.time() + self.lease
         try:
             with self.connection.pipeline(transaction=False) as pipe:
                 for scope, key in (("address", slot.address), ("game", slot.game_id)):
                     pipe.zadd(self.key(scope, key), {slot.name: expiry}, xx=True)
-                    pipe.expire(self.key(scope, key), math.ceil(self.LEASE * 2))
+                    pipe.expire(self.key(scope, key), math.ceil(self.lease * 2))
                 pipe.execute()
         except redis.RedisError as error:
             log.warning("live streams: could not renew a slot (%s)", error)
