@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.redis_servers import RedisServer
 from tests.security.conftest import LiveServer, RawStream
 
 #: Far more than the 16 request threads ``meeple serve`` had.
@@ -167,3 +168,39 @@ def test_stopping_the_server_ends_open_streams_at_once(
         assert b"reconnect with Last-Event-ID" in ended
         stream.close()
     assert server.process.wait(timeout=PATIENCE) == 0
+
+
+def test_with_redis_the_caps_hold_across_processes_and_a_crashed_ones_slots_expire(
+    live_server: Callable[..., LiveServer],
+    make_redis_server: Callable[..., RedisServer],
+    tmp_path: Path,
+) -> None:
+    redis_url = make_redis_server(tmp_path / "redis").url.removesuffix("/0")
+    settings = {
+        "MEEPLE_STORE_URL": f"{redis_url}/0",
+        "MEEPLE_REDIS_URL": f"{redis_url}/1",
+        "MEEPLE_STREAMS_PER_ADDRESS": "2",
+        "MEEPLE_STREAM_SLOT_LEASE": "3",
+        "MEEPLE_STREAM_CHECK_INTERVAL": "0.5",
+    }
+    first, second = live_server(**settings), live_server(**settings)
+    game = first.create_game()
+    held = [first.open_stream(game["id"]), second.open_stream(game["id"])]
+    assert [stream.answer() for stream in held] == [200, 200]
+    time.sleep(4)  # longer than a lease: the open streams renew theirs
+    for server in (first, second):
+        refused = server.call("GET", f"/games/{game['id']}/stream", timeout=PATIENCE)
+        assert refused.status == 429 and refused.code == "too_many_streams"
+    second.process.kill()  # no goodbye: its slot stays in Redis until its lease runs out
+    second.process.wait()
+    held[1].close()
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        again = first.open_stream(game["id"])
+        status = again.answer()
+        again.close()
+        if status == 200:
+            break
+        assert time.monotonic() < deadline, "the crashed process's slot never expired"
+        time.sleep(0.2)
+    held[0].close()
