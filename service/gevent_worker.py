@@ -20,8 +20,6 @@ from typing import Any
 import gevent
 from gunicorn.workers.ggevent import GeventWorker
 
-from service.live import end_all_streams
-
 #: Descriptors beyond the connections: the store's files, Redis connections, logs, pipes.
 SPARE_FILES = 256
 
@@ -45,6 +43,11 @@ class StreamingWorker(GeventWorker):  # type: ignore[misc]
         super().init_process()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
+        # Imported here, not above: gunicorn's arbiter imports this module before the worker
+        # patches the standard library, and the service's modules (redis-py ...) should be
+        # imported only after that.
+        from service.live import end_all_streams
+
         # In a greenlet of its own: a signal handler must not wait for a lock.
         gevent.spawn(end_all_streams)
         super().handle_exit(sig, frame)
