@@ -398,6 +398,7 @@ class RedisStreamSlots(StreamSlots):
         self.prefix = prefix
         #: Seconds a slot stays held without its stream renewing it.
         self.lease = lease
+        self._fallback = StreamSlots()
         self._acquire = connection.register_script(_ACQUIRE)
 
     def key(self, scope: str, key: str) -> str:
@@ -406,6 +407,17 @@ class RedisStreamSlots(StreamSlots):
         return f"{self.prefix}:streams:address:{key}"
 
     def acquire(
+        self, address: str, game_id: str, per_address: int, per_game: int, lifetime: float
+    ) -> Slot | Refusal:
+        try:
+            return self._take(address, game_id, per_address, per_game, lifetime)
+        except redis.RedisError as error:
+            # Redis is out of reach (the health check says so): count in this process
+            # meanwhile rather than refuse every stream or answer 500.
+            log.warning("live streams: counting in this process, Redis failed (%s)", error)
+            return self._fallback.acquire(address, game_id, per_address, per_game, lifetime)
+
+    def _take(
         self, address: str, game_id: str, per_address: int, per_game: int, lifetime: float
     ) -> Slot | Refusal:
         now = time.time()

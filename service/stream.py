@@ -21,6 +21,7 @@ telling the client to reconnect with ``Last-Event-ID``, which misses nothing.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import select
 import socket
@@ -145,9 +146,8 @@ def stream(game_id: str) -> Response:
 def _take_slot(services: Any, game_id: str) -> Slot:
     """A place under the caps on open streams, or 429 too_many_streams."""
     settings = services.jobs.settings
-    address = request.remote_addr or "unknown"
     taken = services.jobs.streams.slots.acquire(
-        address,
+        client_address(request.remote_addr),
         game_id,
         settings.streams_per_address,
         settings.streams_per_game,
@@ -163,6 +163,21 @@ def _take_slot(services: Any, game_id: str) -> Slot:
             headers={"Retry-After": str(taken.retry_after)},
         )
     return taken
+
+
+def client_address(remote_addr: str | None) -> str:
+    """What the per-address cap counts: the IPv4 address, or the /64 network of an IPv6 one
+    (one subscriber's share of the IPv6 space: otherwise one client would have 2**64
+    addresses to open streams from)."""
+    try:
+        address = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class StreamBody:
@@ -197,7 +212,9 @@ def client_gone(client: Any) -> bool:
         if not poller.poll(0):
             return False
         return not client.recv(1, socket.MSG_PEEK)
-    except (OSError, ValueError):
+    except ValueError:
+        return False  # a TLS socket cannot be peeked at: the heartbeat's write tells instead
+    except OSError:
         return True
 
 
