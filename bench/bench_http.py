@@ -1,12 +1,13 @@
 """HTTP actions/s and latency of the API (gunicorn, Redis store) against one bare XADD per request.
 
 The deployment of compose.yaml on loopback: a redis-server started here on a free port with
-AOF ``appendfsync always``, gunicorn with 2 workers of compose's worker class serving ``create_app()`` on the
-Redis store, and two ``meeple worker`` processes doing the automatic steps. Games of every product
-ruleset are created with a known seed (admin key) and played ahead in memory, so the load
-generator knows a legal action for every position and only POSTs actions: 16 keep-alive
-connections (2 processes x 8 threads, so the client's GIL is not the bottleneck) spread over many
-games; a game waiting for its automatic step (409) is set aside and retried later.
+AOF ``appendfsync always``, gunicorn with 2 workers of compose's worker class (gevent) serving
+``create_app()`` on the Redis store, and two ``meeple worker`` processes doing the automatic
+steps. Games of every product ruleset are created with a known seed (admin key) and played
+ahead in memory, so the load generator knows a legal action for every position and only POSTs
+actions: 16 keep-alive connections (2 processes x 8 threads, so the client's GIL is not the
+bottleneck) spread over many games; a game waiting for its automatic step (409) is set aside
+and retried later.
 
 The baseline is the same gunicorn serving a bare Flask endpoint that does one XADD per
 request to the same Redis, driven by the same load generator in the same run. Each phase
