@@ -35,7 +35,7 @@ def raise_open_files_limit(wanted: int) -> int:
     return soft
 
 
-class StreamingWorker(GeventWorker):  # type: ignore[misc]
+class StreamingWorker(GeventWorker):
     """gunicorn's gevent worker that ends live streams promptly on shutdown."""
 
     def init_process(self) -> None:

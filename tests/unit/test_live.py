@@ -70,7 +70,7 @@ def test_an_append_missed_by_the_push_is_found_by_the_periodic_check(
     watcher = services.jobs.subscribe("g2")
     assert watcher.view(services, 60).version == 1
     # Another process wrote to the store and its wake-up was lost.
-    services.jobs.streams.feeds["g2"].mark_stale = lambda version=None: None  # type: ignore
+    services.jobs.streams.feeds["g2"].mark_stale = lambda version=None: None
     act(services, "g2", 0, {"type": "bid", "amount": 1})
     assert watcher.view(services, 60).version == 1  # not checked yet
     assert watcher.view(services, 0).version == 2  # the check is due: the store moved
