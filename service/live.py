@@ -36,9 +36,10 @@ from service.visibility import sealed_until
 
 log = logging.getLogger(__name__)
 
-#: How many of a game's latest events its feed keeps for streams that are a little behind;
-#: a stream further behind (a resume from long ago) reads its way up from the store.
-KEEP = 256
+#: How many of the events appended since a feed started it keeps, for its streams that are
+#: a little behind; a stream further behind (a resume from long ago, a start from ``after``)
+#: reads its way up from the store. A feed starts empty: an idle game's costs next to nothing.
+KEEP = 64
 
 #: The pub/sub channel an append to a game is announced on, and the pattern for all games.
 CHANNEL = "meeple:{{{game_id}}}:appended"
@@ -88,6 +89,7 @@ class GameFeed:
         self.watchers: set[Watcher] = set()
         self._lock = threading.Lock()
         self._stale = True
+        self._started = False
         self._checked = 0.0
         self._view = FeedView(0, False, 0, ())
         #: (seq, viewer key) -> the SSE message: each viewer kind's text is made once.
@@ -140,9 +142,13 @@ class GameFeed:
         old = self._view
         game = services.folder.load(self.game_id)
         finished = bool(game.ruleset.status(game.state).get("finished"))
-        start = max(old.version, game.version - KEEP)
-        fresh = services.store.read(self.game_id, after=start, limit=game.version - start)
-        recent = [*old.recent, *fresh] if start == old.version else fresh
+        if self._started:
+            start = max(old.version, game.version - KEEP)
+            fresh = services.store.read(self.game_id, after=start, limit=game.version - start)
+            recent = [*old.recent, *fresh] if start == old.version else fresh
+        else:
+            self._started = True
+            recent = []
         recent = recent[-KEEP:]
         self._view = FeedView(game.version, finished, sealed_until(game.meta), tuple(recent))
         oldest = recent[0]["seq"] if recent else game.version + 1
