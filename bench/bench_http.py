@@ -1,12 +1,13 @@
 """HTTP actions/s and latency of the API (gunicorn, Redis store) against one bare XADD per request.
 
 The deployment of compose.yaml on loopback: a redis-server started here on a free port with
-AOF ``appendfsync always``, gunicorn with 2 gthread workers serving ``create_app()`` on the
-Redis store, and two ``meeple worker`` processes doing the automatic steps. Games of every product
-ruleset are created with a known seed (admin key) and played ahead in memory, so the load
-generator knows a legal action for every position and only POSTs actions: 16 keep-alive
-connections (2 processes x 8 threads, so the client's GIL is not the bottleneck) spread over many
-games; a game waiting for its automatic step (409) is set aside and retried later.
+AOF ``appendfsync always``, gunicorn with 2 workers of compose's worker class (gevent) serving
+``create_app()`` on the Redis store, and two ``meeple worker`` processes doing the automatic
+steps. Games of every product ruleset are created with a known seed (admin key) and played
+ahead in memory, so the load generator knows a legal action for every position and only POSTs
+actions: 16 keep-alive connections (2 processes x 8 threads, so the client's GIL is not the
+bottleneck) spread over many games; a game waiting for its automatic step (409) is set aside
+and retried later.
 
 The baseline is the same gunicorn serving a bare Flask endpoint that does one XADD per
 request to the same Redis, driven by the same load generator in the same run. Each phase
@@ -43,7 +44,8 @@ CONNECTIONS = 16
 PROCESSES = 2
 GAMES = 96
 GUNICORN_WORKERS = 2
-GUNICORN_THREADS = 8
+#: As compose.yaml runs them (gevent: a request, or a live stream, is a greenlet).
+WORKER_CLASS = "service.gevent_worker.StreamingWorker"
 #: As compose.yaml runs them.
 RQ_WORKERS = 2
 #: Seconds a connection leaves a game alone after hearing 409 awaiting_system_step (a client
@@ -96,12 +98,12 @@ def redis_server(directory: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
-    """gunicorn serving ``app`` with the bench's workers and threads; yields its port."""
+    """gunicorn serving ``app`` with the bench's workers; yields its port."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", f"--bind=127.0.0.1:{port}",
-         f"--workers={GUNICORN_WORKERS}", "--worker-class=gthread",
-         f"--threads={GUNICORN_THREADS}", "--keep-alive=30", "--log-level=warning", app],
+         f"--workers={GUNICORN_WORKERS}", f"--worker-class={WORKER_CLASS}",
+         "--keep-alive=30", "--log-level=warning", app],
         cwd=ROOT, env=env,
     )  # fmt: skip
     try:

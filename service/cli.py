@@ -15,6 +15,8 @@ from service.config import load_config
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+#: Connections one ``meeple serve`` holds open at once (each live stream is one).
+DEFAULT_CONNECTIONS = 10_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = subparsers.add_parser("serve", help="serve the REST API (MEEPLE_* configure it)")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
-    serve.add_argument("--threads", type=int, default=16, help="request threads (default 16)")
+    serve.add_argument(
+        "--connections",
+        type=int,
+        default=DEFAULT_CONNECTIONS,
+        help=f"connections served at once, live streams included (default {DEFAULT_CONNECTIONS})",
+    )
     serve.set_defaults(handler=run_serve)
 
     worker = subparsers.add_parser("worker", help="run an RQ worker (needs MEEPLE_REDIS_URL)")
@@ -48,17 +55,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """The API under gunicorn: one worker process with threads, so the embedded default's
-    in-process jobs and SQLite pool live in one process; compose runs more of them."""
+    """The API under gunicorn: one worker process, so the embedded default's in-process jobs
+    and SQLite pool live in one process (compose runs more of them). Its worker class is
+    gevent's (``service.gevent_worker``): a request is a greenlet, so thousands of open live
+    streams cost memory, not request capacity (docs/operations.md, "Live streams")."""
     from gunicorn.app.base import BaseApplication
 
     class EmbeddedServer(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             self.cfg.set("bind", f"{args.host}:{args.port}")
             self.cfg.set("workers", 1)
-            self.cfg.set("worker_class", "gthread")
-            self.cfg.set("threads", args.threads)
-            # Live streams (SSE) hold a thread each for as long as they last.
+            self.cfg.set("worker_class", "service.gevent_worker.StreamingWorker")
+            self.cfg.set("worker_connections", args.connections)
+            # No request is killed for taking long: the process also runs the jobs.
             self.cfg.set("timeout", 0)
             self.cfg.set("accesslog", "-")
             if "control_socket_disable" in self.cfg.settings:  # gunicorn 25.1 and newer
@@ -66,6 +75,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 self.cfg.set("control_socket_disable", True)
 
         def load(self) -> object:
+            # In the worker, after gevent has patched the standard library: the app's
+            # threads, locks and sockets are gevent's from the start.
             from service.app import create_app
 
             return create_app(load_config())

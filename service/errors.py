@@ -68,6 +68,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "before_branch_point": (422, "A sealed branch cannot undo its copied history"),
     "redraw_needs_reseed": (422, "Redrawing hidden information needs new luck"),
     "no_such_seat": (422, "No such seat"),
+    "too_many_streams": (429, "Too many open streams"),
     "internal_error": (500, "Internal error"),
     "store_unavailable": (503, "The event store is unavailable"),
 }

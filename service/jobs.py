@@ -41,6 +41,7 @@ from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import commands, notifications
 from service.job_state import JobState, RedisJobState, open_job_state
+from service.live import RedisStreamSlots, StreamHub, Watcher, appended_channel
 from service.visibility import sealed_until
 
 log = logging.getLogger(__name__)
@@ -68,13 +69,24 @@ class JobSettings:
     webhook_retry_base: float = 5.0
     #: MEEPLE_WEBHOOK_TIMEOUT: seconds to wait for a receiver's answer.
     webhook_timeout: float = 10.0
-    #: MEEPLE_STREAM_POLL: seconds between two reads of the store by an SSE stream.
-    stream_poll: float = 2.0
+    #: MEEPLE_STREAM_POLL: seconds between two checks of a streamed game's version in the
+    #: store, per game and process (the backup of the push; a lost wake-up only delays).
+    stream_poll: float = 10.0
     #: MEEPLE_STREAM_HEARTBEAT: seconds of silence after which a stream sends a comment.
-    stream_heartbeat: float = 15.0
+    stream_heartbeat: float = 10.0
     #: MEEPLE_STREAM_MAX_SECONDS: a stream ends after this long; clients reconnect with
     #: Last-Event-ID (EventSource does so by itself).
     stream_max_seconds: float = 300.0
+    #: MEEPLE_STREAM_CHECK_INTERVAL: seconds between two checks that a stream's client is
+    #: still connected (a closed connection ends the stream and frees its slot).
+    stream_check_interval: float = 2.0
+    #: MEEPLE_STREAMS_PER_ADDRESS: open streams allowed from one client address.
+    streams_per_address: int = 32
+    #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.
+    streams_per_game: int = 256
+    #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
+    #: its last renewal (a crashed process's slots are free again after this).
+    stream_slot_lease: float = 60.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> JobSettings:
@@ -265,10 +277,8 @@ class Jobs:
         self.services = services
         self.state = state
         self.settings = settings
-        self._appended = threading.Condition()
-        # Per game with a live stream in this process: appends seen, and how many streams.
-        self._append_counts: dict[str, int] = {}
-        self._watchers: dict[str, int] = {}
+        #: The live streams of this process: one feed per streamed game, and the caps.
+        self.streams = self.stream_hub()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
@@ -313,16 +323,18 @@ class Jobs:
 
     # live streams -----------------------------------------------------------------------
 
+    def stream_hub(self) -> StreamHub:
+        """The live streams' hub: in memory (subclasses share it across processes)."""
+        return StreamHub()
+
     def publish(self, game_id: str, version: int) -> None:
         """Wake this process's streams of the game (subclasses reach other processes too)."""
-        with self._appended:
-            if game_id in self._watchers:
-                self._append_counts[game_id] += 1
-                self._appended.notify_all()
+        self.streams.wake(game_id, version)
 
-    def subscribe(self, game_id: str) -> Subscription:
-        """A handle to wait for the game's next append (a push; streams also poll)."""
-        return LocalSubscription(self, game_id)
+    def subscribe(self, game_id: str) -> Watcher:
+        """A handle to wait for the game's next append and read its new events (the feed
+        shared by every stream of the game in this process)."""
+        return self.streams.watch(game_id)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether every job enqueued so far (and what they chained) finished within
@@ -335,50 +347,8 @@ class Jobs:
 
     def close(self) -> None:
         """Stop taking jobs and release threads and connections."""
+        self.streams.close()
         self.state.close()
-
-
-class Subscription:
-    """Waits for appends to one game; ``wait`` says whether one came (False: timeout)."""
-
-    def wait(self, timeout: float) -> bool:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release the subscription."""
-
-
-class LocalSubscription(Subscription):
-    def __init__(self, jobs: Jobs, game_id: str) -> None:
-        self.jobs = jobs
-        self.game_id = game_id
-        self._closed = False
-        with jobs._appended:
-            jobs._watchers[game_id] = jobs._watchers.get(game_id, 0) + 1
-            self._seen = jobs._append_counts.setdefault(game_id, 0)
-
-    def wait(self, timeout: float) -> bool:
-        jobs = self.jobs
-
-        def changed() -> bool:
-            return jobs._append_counts.get(self.game_id, 0) != self._seen
-
-        with jobs._appended:
-            came = jobs._appended.wait_for(changed, timeout)
-            self._seen = jobs._append_counts.get(self.game_id, 0)
-        return bool(came)
-
-    def close(self) -> None:
-        jobs = self.jobs
-        with jobs._appended:
-            if self._closed:
-                return
-            self._closed = True
-            jobs._watchers[self.game_id] -= 1
-            if not jobs._watchers[self.game_id]:
-                # Nothing is kept for games nobody streams.
-                del jobs._watchers[self.game_id]
-                del jobs._append_counts[self.game_id]
 
 
 class InProcessJobs(Jobs):
@@ -489,10 +459,10 @@ class RQJobs(Jobs):
     def __init__(
         self, services: Any, state: JobState, settings: JobSettings, redis_url: str
     ) -> None:
+        self.connection = redis.Redis.from_url(redis_url)
         super().__init__(services, state, settings)
         from rq import Queue
 
-        self.connection = redis.Redis.from_url(redis_url)
         self._catch_up_lock = threading.Lock()
         self._next_catch_up = 0.0
         self.queues = {
@@ -545,8 +515,10 @@ class RQJobs(Jobs):
             _, webhooks = pipe.execute()
         return bool(webhooks)
 
-    def subscribe(self, game_id: str) -> Subscription:
-        return RedisSubscription(self.connection, game_id)
+    def stream_hub(self) -> StreamHub:
+        """Wake-ups from every process by Redis pub/sub, the caps counted in Redis."""
+        lease = self.settings.stream_slot_lease
+        return StreamHub(self.connection, RedisStreamSlots(self.connection, lease=lease))
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether the queues are empty and no job runs, within ``timeout``."""
@@ -570,30 +542,6 @@ class RQJobs(Jobs):
     def close(self) -> None:
         super().close()
         self.connection.close()
-
-
-def appended_channel(game_id: str) -> str:
-    """The pub/sub channel an append to the game is announced on."""
-    return f"meeple:{{{game_id}}}:appended"
-
-
-class RedisSubscription(Subscription):
-    def __init__(self, connection: redis.Redis, game_id: str) -> None:
-        self._pubsub = connection.pubsub(ignore_subscribe_messages=True)
-        self._pubsub.subscribe(appended_channel(game_id))
-
-    def wait(self, timeout: float) -> bool:
-        came = False
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            message = self._pubsub.get_message(timeout=max(left, 0.0) if not came else 0.0)
-            if message is None:
-                return came
-            came = True
-
-    def close(self) -> None:
-        self._pubsub.close()
 
 
 def make_jobs(services: Any, settings: JobSettings | None = None) -> Jobs:

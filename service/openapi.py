@@ -14,7 +14,8 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
 - path parameters (``<game_id>``) are added from the URL rule when not declared;
 - error responses: declare the ones particular to the view by the shared responses' names
   (``401: Unauthorized``, ``403: Forbidden``, ``409: Conflict``, ``404: NotFound``,
-  ``400: BadRequest``, ``422: UnprocessableEntity``; see SHARED_RESPONSES). Added to every
+  ``400: BadRequest``, ``422: UnprocessableEntity``, ``429: TooManyRequests``; see
+  SHARED_RESPONSES). Added to every
   operation unless it declares them: 500 and 503; 404 when the path has parameters; 400,
   413, 415 and 422 when it has a request body; 422 when it has query parameters;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
@@ -107,6 +108,7 @@ SHARED_RESPONSES = {
         422,
         "Schema errors (naming the fields), or an action the rules forbid (the game's code)",
     ),
+    "TooManyRequests": (429, "Over a limit; try again after Retry-After seconds"),
     "InternalError": (500, "Something went wrong on the server (no details are leaked)"),
     "ServiceUnavailable": (503, "The event store is unavailable"),
 }
@@ -145,7 +147,7 @@ def build_spec(
             name,
             _problem_response(
                 f"{description}. Codes: {_codes(status)}" if _codes(status) else description,
-                retry_after=status == 409,
+                retry_after=status in (409, 429),
             ),
         )
     components.header(

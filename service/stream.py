@@ -6,17 +6,25 @@ seed only once the game has ended). A client resumes with ``Last-Event-ID`` (Eve
 sends it by itself on reconnect) or starts from ``?after=N``; without either it gets only
 the events appended from now on.
 
-An append wakes the stream at once (``Jobs.subscribe``: an in-process condition, and Redis
-pub/sub when several processes serve the API); a read of the store every
-``MEEPLE_STREAM_POLL`` seconds backs that push up, so a lost wake-up only delays an event.
-A comment line every ``MEEPLE_STREAM_HEARTBEAT`` seconds of silence keeps proxies from
-closing the connection; the stream ends after ``MEEPLE_STREAM_MAX_SECONDS`` (or once a
-finished game's last event is sent) and the client reconnects where it left off.
+A stream costs memory, not a request thread: ``meeple serve`` and compose run gunicorn's
+gevent worker class, so an open stream is a greenlet waiting on its game's feed
+(``service.live``): an append wakes the game's streams at once, and they share one read of
+the new events per process. Open streams are capped per client address and per game
+(``MEEPLE_STREAMS_PER_ADDRESS``, ``MEEPLE_STREAMS_PER_GAME``: 429 ``too_many_streams`` with
+``Retry-After``). Every ``MEEPLE_STREAM_CHECK_INTERVAL`` seconds a stream checks that its
+client is still connected (a closed connection ends it and frees its slot); a comment line
+every ``MEEPLE_STREAM_HEARTBEAT`` seconds of silence keeps proxies from closing the
+connection (and a failed write ends the stream too). The stream ends after
+``MEEPLE_STREAM_MAX_SECONDS`` (or once a finished game's last event is sent) with a comment
+telling the client to reconnect with ``Last-Event-ID``, which misses nothing.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import select
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,9 +34,10 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from events.envelope import Envelope
 from service import commands
-from service.auth import resolve_viewer
+from service.auth import Viewer, resolve_viewer
 from service.errors import ApiError
-from service.visibility import sealed_until, visible_envelope
+from service.live import FeedView, Refusal, Slot
+from service.visibility import visible_envelope
 
 bp = Blueprint("stream", __name__)
 
@@ -86,8 +95,11 @@ def stream(game_id: str) -> Response:
         has ``id`` (the event's seq), ``event`` (its type) and ``data`` (the envelope as
         JSON, as ``GET /games/{id}/events`` shows it). Resume with ``Last-Event-ID``;
         ``after`` starts after a given seq; without either, only new events are sent. Lines
-        starting with ``:`` are heartbeats. The server ends a stream after a while (and once a
-        finished game's last event is sent); reconnect with ``Last-Event-ID``.
+        starting with ``:`` are comments (heartbeats). The server ends a stream after a while
+        (``MEEPLE_STREAM_MAX_SECONDS``, with a last comment saying so) and once a finished
+        game's last event is sent; reconnect with ``Last-Event-ID`` (EventSource does so by
+        itself) and nothing is missed. Open streams are capped per client address and per
+        game: over a cap, 429 ``too_many_streams`` with ``Retry-After``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
         - {in: header, name: Last-Event-ID, required: false, schema: {type: string},
@@ -109,6 +121,7 @@ def stream(game_id: str) -> Response:
                   retry: {type: string}
         400: BadRequest
         401: Unauthorized
+        429: TooManyRequests
     """
     services = current_app.extensions["meeple"]
     game = commands.load_game(services, game_id)
@@ -116,9 +129,11 @@ def stream(game_id: str) -> Response:
         game.meta, request.headers.get("Authorization"), services.config.admin_key
     )
     after = _start_after(game.version)
-    events = _events(services, game_id, viewer.seat, viewer.admin, after)
+    slot = _take_slot(services, game_id)
+    client = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    events = _events(services, game_id, viewer, after, slot, client)
     return Response(
-        events,
+        StreamBody(events, slot),
         mimetype="text/event-stream",
         headers={
             "Cache-Control": "no-cache",
@@ -128,47 +143,143 @@ def stream(game_id: str) -> Response:
     )
 
 
+def _take_slot(services: Any, game_id: str) -> Slot:
+    """A place under the caps on open streams, or 429 too_many_streams."""
+    settings = services.jobs.settings
+    taken = services.jobs.streams.slots.acquire(
+        client_address(request.remote_addr),
+        game_id,
+        settings.streams_per_address,
+        settings.streams_per_game,
+        settings.stream_max_seconds,
+    )
+    if isinstance(taken, Refusal):
+        whose = "from your address" if taken.scope == "address" else "on this game"
+        raise ApiError(
+            429,
+            "too_many_streams",
+            f"{taken.cap} streams are open {whose}, the most allowed; close one or try again "
+            f"in {taken.retry_after} seconds.",
+            headers={"Retry-After": str(taken.retry_after)},
+        )
+    return taken
+
+
+def client_address(remote_addr: str | None) -> str:
+    """What the per-address cap counts: the IPv4 address, or the /64 network of an IPv6 one
+    (one subscriber's share of the IPv6 space: otherwise one client would have 2**64
+    addresses to open streams from)."""
+    try:
+        address = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+class StreamBody:
+    """The response body: the stream's messages; closing it (the server does, however the
+    stream ended, even before its first message) gives its slot back."""
+
+    def __init__(self, events: Iterator[str], slot: Slot) -> None:
+        self._events = events
+        self._slot = slot
+
+    def __iter__(self) -> Iterator[str]:
+        return self._events
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._events, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._slot.release()
+
+
+def client_gone(client: Any) -> bool:
+    """Whether the client closed its connection: its socket reads as at its end. (A stream's
+    client sends nothing after its request, so a readable socket means EOF or an error.)"""
+    try:
+        fileno = client.fileno()
+        if fileno < 0:
+            return True
+        poller = select.poll()
+        poller.register(fileno, select.POLLIN)
+        if not poller.poll(0):
+            return False
+        return not client.recv(1, socket.MSG_PEEK)
+    except ValueError:
+        return False  # a TLS socket cannot be peeked at: the heartbeat's write tells instead
+    except OSError:
+        return True
+
+
 def _events(
-    services: Any, game_id: str, seat: int | None, admin: bool, after: int
+    services: Any, game_id: str, viewer: Viewer, after: int, slot: Slot, client: Any
 ) -> Iterator[str]:
     """The stream's body; runs outside the request context, on the services alone."""
     settings = services.jobs.settings
     began = time.monotonic()
-    subscription = services.jobs.subscribe(game_id)
+    kind = (viewer.seat, viewer.admin, viewer.holder)
+
+    def message(envelope: Envelope, view: FeedView) -> str:
+        return format_event(
+            visible_envelope(
+                envelope,
+                viewer.seat,
+                finished=view.finished,
+                admin=viewer.admin,
+                sealed=view.sealed,
+                every_seat=viewer.holder,
+            )
+        )
+
+    watcher = services.jobs.subscribe(game_id)
     try:
         yield f"retry: {RECONNECT_MS}\n\n"
-        quiet_since = time.monotonic()
+        quiet_since = began
         cursor = after
         while True:
-            envelopes: list[Envelope] = services.store.read(game_id, after=cursor, limit=PAGE)
-            game = services.folder.load(game_id)
-            finished = bool(game.ruleset.status(game.state).get("finished"))
-            for envelope in envelopes:
-                if envelope["seq"] > game.version:
-                    break  # not folded yet; sent on the next round, with the right visibility
-                yield format_event(
-                    visible_envelope(
-                        envelope,
-                        seat,
-                        finished=finished,
-                        admin=admin,
-                        sealed=sealed_until(game.meta),
-                    )
+            if watcher.ending:
+                yield _goodbye("the server is restarting")
+                return
+            view = watcher.view(services, settings.stream_poll)
+            batch = view.after(cursor)
+            if batch is None:  # further behind than the feed keeps: read from the store
+                batch = services.store.read(
+                    game_id, after=cursor, limit=min(PAGE, view.version - cursor)
                 )
-                cursor = envelope["seq"]
+            if batch:
+                feed = watcher.feed
+                yield "".join(feed.text(envelope, kind, view, message) for envelope in batch)
+                cursor = batch[-1]["seq"]
                 quiet_since = time.monotonic()
-            if len(envelopes) == PAGE:
-                continue
-            if finished and cursor >= game.version:
+                if cursor < view.version:
+                    continue
+            if view.finished and cursor >= view.version:
                 return  # nothing more will ever come
             now = time.monotonic()
             left = settings.stream_max_seconds - (now - began)
             if left <= 0:
+                yield _goodbye("this stream reached its lifetime")
                 return
             if now - quiet_since >= settings.stream_heartbeat:
                 yield ": heartbeat\n\n"
                 quiet_since = now
+            if client is not None and client_gone(client):
+                return
+            slot.renew()
             until_heartbeat = settings.stream_heartbeat - (now - quiet_since)
-            subscription.wait(max(0.0, min(settings.stream_poll, left, until_heartbeat)))
+            watcher.wait(min(settings.stream_check_interval, left, until_heartbeat))
     finally:
-        subscription.close()
+        watcher.close()
+        slot.release()
+
+
+def _goodbye(reason: str) -> str:
+    """The last lines of a stream the server ends while the game goes on."""
+    return f": end of stream: {reason}; reconnect with Last-Event-ID\n\n"

@@ -90,6 +90,67 @@ class LiveServer:
     def logs(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def open_stream(
+        self, game_id: str, headers: dict[str, str] | None = None, query: str = ""
+    ) -> RawStream:
+        """Send ``GET /games/{id}/stream`` on a raw socket of its own and return at once,
+        without waiting for the answer (``RawStream.answer`` reads it). HTTP/1.0, so the body
+        comes unchunked and ends when the server closes the connection."""
+        connection = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        lines = [f"GET /games/{game_id}/stream{query} HTTP/1.0", "Host: 127.0.0.1"]
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return RawStream(connection)
+
+
+@dataclass
+class RawStream:
+    """One live stream on a socket of its own (``LiveServer.open_stream``)."""
+
+    connection: socket.socket
+    received: bytes = b""
+    status: int | None = None
+    headers: dict[str, str] | None = None
+    ended: bool = False
+
+    def answer(self, timeout: float = 10) -> int:
+        """Read the status line and headers (within ``timeout`` seconds); the status."""
+        head = self.read_until(b"\r\n\r\n", timeout)
+        status_line, *header_lines = head.split(b"\r\n\r\n", 1)[0].decode().split("\r\n")
+        self.status = int(status_line.split()[1])
+        self.headers = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (line.partition(":") for line in header_lines)
+        }
+        self.received = self.received.split(b"\r\n\r\n", 1)[1]
+        return self.status
+
+    def body(self) -> Any:
+        """The body read so far, as JSON (a refusal's problem)."""
+        return json.loads(self.received)
+
+    def read_until(self, marker: bytes, timeout: float = 10) -> bytes:
+        """Read until ``marker`` has arrived (or the server closed the stream); everything
+        received so far. Raises TimeoutError if neither happens within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while marker not in self.received and not self.ended:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{marker!r} did not come within {timeout} s")
+            self.connection.settimeout(left)
+            chunk = self.connection.recv(65536)
+            if not chunk:
+                self.ended = True
+            self.received += chunk
+        return self.received
+
+    def read_to_end(self, timeout: float = 10) -> bytes:
+        """Read until the server closes the stream (within ``timeout`` seconds)."""
+        return self.read_until(b"\0never sent\0", timeout) if not self.ended else self.received
+
+    def close(self) -> None:
+        self.connection.close()
+
 
 def _answer(status: int, headers: dict[str, str], raw: bytes) -> Answer:
     try:

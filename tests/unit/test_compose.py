@@ -215,12 +215,18 @@ def test_redis_fsyncs_every_write_to_its_aof_and_never_evicts(compose: dict[str,
     assert any(volume.endswith(":/data") for volume in compose["services"]["redis"]["volumes"])
 
 
-def test_the_api_runs_the_app_factory_under_gunicorn_with_threads_for_streams(
+def test_the_api_runs_the_app_factory_under_gunicorns_gevent_worker_for_streams(
     compose: dict[str, Any],
 ) -> None:
+    from gunicorn.util import load_class
+    from gunicorn.workers.ggevent import GeventWorker
+
     command = command_of(compose["services"]["api"])
     assert command[0] == "gunicorn"
-    assert option(command, "worker-class") == "gthread"
+    # The worker class as gunicorn itself loads it: a gevent worker (a stream is a greenlet).
+    worker_class = load_class(option(command, "worker-class"))
+    assert issubclass(worker_class, GeventWorker)
+    assert int(option(command, "worker-connections")) >= 1000
     assert command[-1] == "service.app:create_app()"
     from service.app import create_app
 

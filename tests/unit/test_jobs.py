@@ -231,9 +231,9 @@ def test_nothing_is_remembered_for_a_game_once_its_last_stream_closed(services: 
     assert second.wait(5) is True
     second.close()
     second.close()  # closing twice is harmless
-    assert "g10" not in services.jobs._append_counts
+    assert "g10" not in services.jobs.streams.feeds
     act(services, "g10", 1, {"type": "bid", "amount": 2})  # no stream: nothing to wake
-    assert "g10" not in services.jobs._append_counts
+    assert "g10" not in services.jobs.streams.feeds
 
 
 def test_notify_runs_at_once_make_each_delivery_once_and_miss_none(manual: Any) -> None:
