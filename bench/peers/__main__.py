@@ -7,7 +7,8 @@ same run, each line ending in the ratio ours/theirs:
 1. actions/s through boardgame.io's server (Koa + socket.io, its default in-memory storage),
    16 matches of Tally (``tally.js``, the test-only ruleset written as a boardgame.io game)
    driven by boardgame.io's own clients from another process, against actions/s of the same
-   game through Meeple Ledger over HTTP (gunicorn as ``meeple serve`` runs it, the embedded
+   game through Meeple Ledger over HTTP (one gunicorn process with the worker class ``meeple
+   serve`` runs, the embedded
    SQLite store with durable commits, jobs in-process), 16 connections over 16 games;
 2. the replay of one long Tally game: boardgame.io's reducer running the game's moves from
    its initial state, against Meeple Ledger's fold of the same game's log;
@@ -32,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.__main__ import best_of, report
-from bench.bench_http import ADMIN_KEY, Plan, free_port, load, wait_for
+from bench.bench_http import ADMIN_KEY, WORKER_CLASS, Plan, free_port, load, wait_for
 from bench.bench_stores import APPENDS, REPEATS, _append_rate
 from events.sqlite_store import SQLiteEventStore
 from projections.fold import fold, step_action
@@ -110,7 +111,7 @@ def meeple_server(scratch: Path) -> Iterator[int]:
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", f"--bind=127.0.0.1:{port}", "--workers=1",
-         "--worker-class=gthread", "--threads=16", "--keep-alive=30", "--log-level=warning",
+         f"--worker-class={WORKER_CLASS}", "--keep-alive=30", "--log-level=warning",
          "bench.peers.tally_app:app"],
         cwd=scratch, env=env,
     )  # fmt: skip
