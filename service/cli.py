@@ -49,11 +49,14 @@ def run_serve(args: argparse.Namespace) -> int:
     in-process jobs and SQLite pool live in one process; compose runs more of them."""
     from gunicorn.app.base import BaseApplication
 
+    from service.serving import problem_worker
+
     class EmbeddedServer(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             self.cfg.set("bind", f"{args.host}:{args.port}")
             self.cfg.set("workers", 1)
-            self.cfg.set("worker_class", "gthread")
+            # Its own refusals (bad headers, too long a URL ...) answered as problems too.
+            self.cfg.set("worker_class", problem_worker("gthread"))
             self.cfg.set("threads", args.threads)
             # Live streams (SSE) hold a thread each for as long as they last.
             self.cfg.set("timeout", 0)
