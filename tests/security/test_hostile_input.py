@@ -172,3 +172,21 @@ def test_the_depth_check_itself_never_recurses() -> None:
         "a": '[[[["[[[[',
         "b": [[1]],
     }
+
+
+def test_other_refusals_of_gunicorn_are_problems_too(server: LiveServer) -> None:
+    cases = {
+        b"Transfer-Encoding: zstd\r\n": (501, "unsupported_transfer_coding"),
+        b"Expect: 200-ok\r\nContent-Length: 2\r\n": (417, "expectation_failed"),
+        b"X: a\r\n" * 101: (431, "request_header_fields_too_large"),
+    }
+    for headers, (status, code) in cases.items():
+        head = b"POST /games HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + b"\r\n"
+        answer = raw_request(server, head)
+        assert (answer.status, answer.problem()["code"]) == (status, code), answer
+    # A response header the app got wrong stays gunicorn's 500, not the client's fault.
+    from gunicorn.http.errors import InvalidResponseHeaderName
+
+    from service.serving import refusal
+
+    assert refusal(InvalidResponseHeaderName("X\n")) is None

@@ -22,7 +22,7 @@ import redis
 
 from service.auth import token_hash
 from service.config import ConfigError, load_config
-from service.limits import token_key
+from service.limits import RULES, token_key
 from tests.redis_servers import RedisServer
 from tests.security.conftest import MEEPLE, Answer, LiveServer, _answer
 
@@ -229,3 +229,15 @@ def test_limit_settings_are_checked_at_start() -> None:
     ):
         with pytest.raises(ConfigError):
             load_config(env)
+
+
+def test_the_documented_defaults_are_the_defaults() -> None:
+    root = Path(__file__).resolve().parents[2]
+    operations = (root / "docs" / "operations.md").read_text()
+    compose = (root / "compose.yaml").read_text()
+    defaults = load_config({})
+    for rule in RULES:
+        variable = f"MEEPLE_{rule.setting.upper()}"
+        value = getattr(defaults, rule.setting)
+        assert f"| `{variable}` | `{value}` |" in operations, variable
+        assert f"{variable}: ${{{variable}:-{value}}}" in compose, variable

@@ -220,7 +220,14 @@ def test_the_api_runs_the_app_factory_under_gunicorn_with_threads_for_streams(
 ) -> None:
     command = command_of(compose["services"]["api"])
     assert command[0] == "gunicorn"
-    assert option(command, "worker-class") == "gthread"
+    from gunicorn.util import load_class
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from service.serving import ProblemErrors
+
+    # gthread's worker, answering gunicorn's own refusals as problems (service.serving).
+    worker = load_class(option(command, "worker-class"))
+    assert issubclass(worker, ThreadWorker) and issubclass(worker, ProblemErrors)
     assert command[-1] == "service.app:create_app()"
     from service.app import create_app
 
