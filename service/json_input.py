@@ -41,7 +41,7 @@ def loads_strict(data: str | bytes | bytearray, max_depth: int = DEFAULT_MAX_DEP
     text = _text(data)
     _check_depth(text, max_depth)
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_object_without_duplicates,
             parse_constant=_refuse_constant,
@@ -51,6 +51,8 @@ def loads_strict(data: str | bytes | bytearray, max_depth: int = DEFAULT_MAX_DEP
         raise
     except (ValueError, RecursionError) as error:  # RecursionError: only if max_depth is huge
         raise MalformedJson(f"is not JSON ({_first_line(error)})") from None
+    _check_text(value)
+    return value
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -66,8 +68,9 @@ def _text(data: str | bytes | bytearray) -> str:
     if isinstance(data, str):
         return data
     try:
-        # As json.loads does with bytes: UTF-8, -16 or -32, found from the first bytes.
-        return bytes(data).decode(json.detect_encoding(data), "surrogatepass")
+        # As json.loads does with bytes (UTF-8, -16 or -32, found from the first bytes), but
+        # strictly: an encoded lone surrogate is no character.
+        return bytes(data).decode(json.detect_encoding(data))
     except UnicodeDecodeError:
         raise MalformedJson("is not JSON (not UTF-8 text)") from None
 
@@ -83,6 +86,30 @@ def _check_depth(text: str, max_depth: int) -> None:
                 raise MalformedJson(f"is nested too deep (more than {max_depth} levels)")
         elif token in _CLOSING:
             depth -= 1
+
+
+def _check_text(value: Any) -> None:
+    """Refuse a lone surrogate escaped in a string or key (``"\\ud800"``): it is no character,
+    and could not be stored or answered in UTF-8."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            strings: list[str] = [item]
+        elif isinstance(item, dict):
+            strings = list(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            strings = []
+            pending.extend(item)
+        else:
+            continue
+        for text in strings:
+            if not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise MalformedJson("is not JSON (a string holds a lone surrogate)") from None
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

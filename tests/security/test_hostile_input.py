@@ -98,6 +98,17 @@ def test_duplicate_keys_are_malformed_and_change_nothing(server: LiveServer) -> 
     assert 'duplicate key "x"' in answer.body["detail"]
 
 
+def test_a_lone_surrogate_is_malformed_and_changes_nothing(server: LiveServer) -> None:
+    # Once a 500: the refusal naming the unknown field could not be encoded in UTF-8.
+    for target in targets(server):
+        before = target.snapshot()
+        for raw in (b'{"type": "pass", "\\ud800": 1}', b'{"at": 1, "x": ["\\udfff"]}'):
+            answer = server.call("POST", target.path, raw=raw, token=target.token)
+            assert (answer.status, answer.code) == (400, "malformed_json"), (target.name, answer)
+            assert "surrogate" in answer.body["detail"]
+        assert target.snapshot() == before, target.name
+
+
 def test_malformed_json_says_why(server: LiveServer) -> None:
     for raw, why in ((b"{", "not JSON"), (b'{"a": NaN}', "not JSON"), (b"\xff", "not JSON")):
         answer = server.call("POST", "/games", raw=raw)
