@@ -60,9 +60,9 @@ class Config:
     #: MEEPLE_RATE_LIMIT_TOKEN_BRANCHES: POST /games/{id}/branches per token.
     rate_limit_token_branches: str = "10/minute;100/hour"
     #: MEEPLE_RATE_LIMIT_ACTIONS: actions (both action addresses together) per token.
-    rate_limit_actions: str = "30/second;1200/minute"
+    rate_limit_actions: str = "20/second"
     #: MEEPLE_RATE_LIMIT_UNDO: undo and redo together, per token.
-    rate_limit_undo: str = "20/second;600/minute"
+    rate_limit_undo: str = "10/second"
 
 
 _ENV_NAMES = {

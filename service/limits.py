@@ -3,8 +3,9 @@
 Creating a game and branching one are counted per client address (``request.remote_addr``,
 the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front); actions,
 undo/redo and branching with a token are counted per token, under a hash of it (a request
-without a token counts against its address). The counts live in Redis when
-``MEEPLE_REDIS_URL`` is set, so every API process shares them, and in the process otherwise.
+without a token counts against its address). The admin key is not limited. The counts live
+in Redis when ``MEEPLE_REDIS_URL`` is set, so every API process shares them, and in the
+process otherwise.
 
 A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every limited response
 carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from flask import Flask, request
 from flask_limiter import Limiter
 
-from service.auth import AuthError, bearer_token
+from service.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
 
 #: The prefix of every count's key in the limits' storage.
@@ -76,6 +77,8 @@ def install_rate_limits(app: Flask, config: Config) -> Limiter | None:
         in_memory_fallback_enabled=True,
         swallow_errors=True,
     )
+    # The operator's own tools (the admin key: benchmarks, imports, scripts) are not limited.
+    limiter.request_filter(lambda: is_admin_token(_bearer(), config.admin_key))
     for rule in RULES:
         limit = limiter.shared_limit(
             getattr(config, rule.setting),

@@ -27,6 +27,7 @@ from tests.redis_servers import RedisServer
 from tests.security.conftest import MEEPLE, Answer, LiveServer, _answer
 
 OTHER_ADDRESS = "127.0.0.2"
+ADMIN_KEY = "security-test-admin-key"
 
 
 def call_from(
@@ -66,7 +67,7 @@ def assert_rate_limited(answer: Answer, limit: int) -> None:
 def test_anonymous_creation_is_limited_per_address(
     live_server: Callable[..., LiveServer],
 ) -> None:
-    server = live_server(MEEPLE_RATE_LIMIT_GAMES="3/hour")
+    server = live_server(MEEPLE_RATE_LIMIT_GAMES="3/hour", MEEPLE_ADMIN_KEY=ADMIN_KEY)
     for remaining in (2, 1, 0):
         answer = server.call("POST", "/games", new_game_body())
         assert answer.status == 201, answer
@@ -78,9 +79,11 @@ def test_anonymous_creation_is_limited_per_address(
         "POST", "/games", new_game_body(), headers={"X-Forwarded-For": "203.0.113.9"}
     )
     assert_rate_limited(forged, 3)
-    # Another address has its own count; reading is never limited.
+    # Another address has its own count; reading is never limited, nor is the admin key.
     assert call_from(OTHER_ADDRESS, server, "POST", "/games", new_game_body()).status == 201
     assert server.call("GET", "/games").status == 200
+    admin = server.call("POST", "/games", new_game_body(), token=ADMIN_KEY)
+    assert admin.status == 201 and "x-ratelimit-limit" not in admin.headers
 
 
 def test_behind_a_trusted_proxy_each_client_has_its_own_count(
