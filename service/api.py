@@ -6,7 +6,6 @@ collects them into openapi.yaml (the convention is explained there).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError
@@ -22,6 +21,7 @@ from service import commands
 from service.auth import Viewer, require_admin, require_seat, resolve_viewer
 from service.bootstrap import Services
 from service.errors import ApiError
+from service.json_input import MalformedJson
 from service.schemas import (
     CreateGameSchema,
     EventQuerySchema,
@@ -60,9 +60,9 @@ def json_body() -> Any:
         )
     data = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: werkzeug answers 413
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "malformed_json", "The body is not valid JSON.") from None
+        return current_app.json.loads(data)  # service.json_input: depth-limited, no duplicates
+    except MalformedJson as error:
+        raise ApiError(400, "malformed_json", f"The body {error.reason}.") from None
 
 
 def load_query(schema: Schema) -> dict[str, Any]:

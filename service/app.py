@@ -9,10 +9,13 @@ import importlib
 import importlib.util
 
 from flask import Flask, Response
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 from service.errors import register_error_handlers
+from service.json_input import StrictJSONProvider
+from service.limits import install_rate_limits
 
 #: Blueprints of the other parts of the service (notifications, the live stream), each a
 #: module exposing ``bp``; registered when present.
@@ -23,9 +26,19 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     """The API for ``config`` (default: from the environment), or around ready ``services``."""
     if services is None:
         services = bootstrap(config if config is not None else load_config())
+    config = services.config
     app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = services.config.max_body_bytes
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    # Every request body is read through app.json: depth-limited, no duplicate keys.
+    app.json = StrictJSONProvider(app)
+    app.json.max_depth = config.max_json_depth
+    app.json.sort_keys = False
+    if config.trusted_proxies:
+        # remote_addr becomes the address the outermost trusted proxy saw; without proxies
+        # X-Forwarded-For is the client's own claim and is ignored.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=config.trusted_proxies, x_proto=config.trusted_proxies
+        )
     app.extensions["meeple"] = services
     register_error_handlers(app)
 
@@ -36,6 +49,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     for name in EXTRA_BLUEPRINTS:
         if importlib.util.find_spec(name) is not None:
             app.register_blueprint(importlib.import_module(name).bp)
+    install_rate_limits(app, config)
     app.after_request(allow_browser_clients)
     return app
 
@@ -47,7 +61,10 @@ CORS_HEADERS = {
     "Access-Control-Allow-Headers": (
         "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, Last-Event-ID"
     ),
-    "Access-Control-Expose-Headers": "ETag, Location, Retry-After, Idempotent-Replayed",
+    "Access-Control-Expose-Headers": (
+        "ETag, Location, Retry-After, Idempotent-Replayed, "
+        "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+    ),
     "Access-Control-Max-Age": "600",
 }
 

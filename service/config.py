@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from limits import parse_many
+
 DEFAULT_STORE_URL = "sqlite:///var/meeple.db"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 
@@ -43,6 +45,24 @@ class Config:
     retry_after_seconds: int = 1
     #: MEEPLE_READMODEL_URL: where the game index lives; None = beside the event store.
     readmodel_url: str | None = None
+    #: MEEPLE_MAX_JSON_DEPTH: how deep objects and arrays may nest in a request body.
+    max_json_depth: int = 32
+    #: MEEPLE_TRUSTED_PROXIES: how many proxies in front of the API append to
+    #: X-Forwarded-For (the client's address is the one the outermost of them saw); 0 = none,
+    #: the header is ignored.
+    trusted_proxies: int = 0
+    #: MEEPLE_RATE_LIMITS: ``off`` disables every rate limit below (tests, trusted networks).
+    rate_limits: bool = True
+    #: MEEPLE_RATE_LIMIT_GAMES: POST /games per client address.
+    rate_limit_games: str = "30/minute;300/hour"
+    #: MEEPLE_RATE_LIMIT_BRANCHES: POST /games/{id}/branches per client address.
+    rate_limit_branches: str = "30/minute;300/hour"
+    #: MEEPLE_RATE_LIMIT_TOKEN_BRANCHES: POST /games/{id}/branches per token.
+    rate_limit_token_branches: str = "10/minute;100/hour"
+    #: MEEPLE_RATE_LIMIT_ACTIONS: actions (both action addresses together) per token.
+    rate_limit_actions: str = "20/second"
+    #: MEEPLE_RATE_LIMIT_UNDO: undo and redo together, per token.
+    rate_limit_undo: str = "10/second"
 
 
 _ENV_NAMES = {
@@ -56,11 +76,31 @@ _ENV_NAMES = {
     "action_retries": "MEEPLE_ACTION_RETRIES",
     "retry_after_seconds": "MEEPLE_RETRY_AFTER",
     "readmodel_url": "MEEPLE_READMODEL_URL",
+    "max_json_depth": "MEEPLE_MAX_JSON_DEPTH",
+    "trusted_proxies": "MEEPLE_TRUSTED_PROXIES",
+    "rate_limits": "MEEPLE_RATE_LIMITS",
+    "rate_limit_games": "MEEPLE_RATE_LIMIT_GAMES",
+    "rate_limit_branches": "MEEPLE_RATE_LIMIT_BRANCHES",
+    "rate_limit_token_branches": "MEEPLE_RATE_LIMIT_TOKEN_BRANCHES",
+    "rate_limit_actions": "MEEPLE_RATE_LIMIT_ACTIONS",
+    "rate_limit_undo": "MEEPLE_RATE_LIMIT_UNDO",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
-    "retry_after_seconds"
+    "retry_after_seconds",
+    "max_json_depth",
+    "trusted_proxies",
 }
+_SWITCHES = {"rate_limits"}
+_ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
+#: Rate limits, each in the ``limits`` library's notation: "30/minute;300/hour".
+RATE_LIMITS = (
+    "rate_limit_games",
+    "rate_limit_branches",
+    "rate_limit_token_branches",
+    "rate_limit_actions",
+    "rate_limit_undo",
+)
 
 
 def load_config(env: Mapping[str, str] = os.environ, **overrides: Any) -> Config:
@@ -75,6 +115,10 @@ def load_config(env: Mapping[str, str] = os.environ, **overrides: Any) -> Config
                 values[name] = int(raw)
             except ValueError:
                 raise ConfigError(f"{variable} must be a whole number, not {raw!r}") from None
+        elif name in _SWITCHES:
+            if raw.lower() not in _ON | _OFF:
+                raise ConfigError(f"{variable} must be on or off, not {raw!r}")
+            values[name] = raw.lower() in _ON
         else:
             values[name] = raw
     known = {field.name for field in fields(Config)}
@@ -93,3 +137,18 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_MAX_BODY_BYTES must be at least 1024")
     if config.action_retries < 0:
         raise ConfigError("MEEPLE_ACTION_RETRIES cannot be negative")
+    if not 2 <= config.max_json_depth <= 200:
+        raise ConfigError("MEEPLE_MAX_JSON_DEPTH must be between 2 and 200")
+    if config.trusted_proxies < 0:
+        raise ConfigError("MEEPLE_TRUSTED_PROXIES cannot be negative")
+    for name in RATE_LIMITS:
+        _check_rate_limit(_ENV_NAMES[name], getattr(config, name))
+
+
+def _check_rate_limit(variable: str, value: str) -> None:
+    try:
+        parse_many(value)
+    except ValueError:
+        raise ConfigError(
+            f"{variable} must be limits like '30/minute;300/hour', not {value!r}"
+        ) from None

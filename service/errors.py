@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from flask import Flask, Response
+from flask_limiter import RateLimitExceeded
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 #: them); a ruleset's own illegal-action codes come with status 422 on top of these.
 PROBLEMS: dict[str, tuple[int, str]] = {
     "malformed_json": (400, "The body is not valid JSON"),
+    "invalid_request": (400, "The HTTP request is malformed"),
     "bad_request": (400, "The request is malformed"),
     "invalid_header": (400, "A request header is malformed"),
     "missing_token": (401, "A seat token is needed"),
@@ -45,6 +47,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "awaiting_system_step": (409, "An automatic step is pending"),
     "idempotency_key_reused": (422, "The idempotency key was used for another action"),
     "payload_too_large": (413, "The body is too large"),
+    "uri_too_long": (414, "The request line is too long"),
+    "expectation_failed": (417, "The expectation cannot be met"),
     "unsupported_media_type": (415, "The body must be JSON"),
     "invalid_body": (422, "The body does not match its schema"),
     "invalid_query": (422, "A query parameter is invalid"),
@@ -69,7 +73,10 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "redraw_needs_reseed": (422, "Redrawing hidden information needs new luck"),
     "no_such_seat": (422, "No such seat"),
     "too_many_streams": (429, "Too many open streams"),
+    "rate_limited": (429, "Too many requests"),
+    "request_header_fields_too_large": (431, "The request's headers are too large"),
     "internal_error": (500, "Internal error"),
+    "unsupported_transfer_coding": (501, "The transfer coding is not supported"),
     "store_unavailable": (503, "The event store is unavailable"),
 }
 
@@ -113,7 +120,18 @@ def problem(
     **extra: Any,
 ) -> Response:
     """An ``application/problem+json`` response."""
-    body = {
+    body = problem_document(status, code, title, detail, **extra)
+    response = Response(
+        json.dumps(body, ensure_ascii=False), status=status, mimetype=PROBLEM_MEDIA_TYPE
+    )
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def problem_document(status: int, code: str, title: str, detail: str, **extra: Any) -> dict:
+    """The body of a problem response (also written by service.serving, outside Flask)."""
+    return {
         "type": f"/docs#problem-{code}",
         "title": title,
         "status": status,
@@ -121,12 +139,6 @@ def problem(
         "code": code,
         **extra,
     }
-    response = Response(
-        json.dumps(body, ensure_ascii=False), status=status, mimetype=PROBLEM_MEDIA_TYPE
-    )
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
 
 
 def known_problem(code: str, detail: str, **extra: Any) -> Response:
@@ -188,6 +200,16 @@ def register_error_handlers(app: Flask) -> None:
             "Some fields are invalid: " + ", ".join(_field_names(error.messages)) + ".",
             errors=error.messages,
         )
+
+    @app.errorhandler(RateLimitExceeded)
+    def rate_limited(error: RateLimitExceeded) -> Response:
+        # Retry-After and the X-RateLimit-* headers are added by Flask-Limiter after this.
+        status, title = PROBLEMS["rate_limited"]
+        detail = (
+            f"{error.description}: at most {error.limit.limit}. "
+            "Retry after the seconds in Retry-After."
+        )
+        return problem(status, "rate_limited", title, detail)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:

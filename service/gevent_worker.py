@@ -7,6 +7,8 @@ gevent and what it changes). On top of gunicorn's ``GeventWorker`` it:
 - raises the process's soft limit of open files towards ``worker_connections`` (each open
   stream holds a socket; the usual soft limit of 1,024 would refuse connections long before
   the worker's capacity);
+- answers gunicorn's own refusals (an invalid header, too long a URL ...) as problems
+  (``service.serving.ProblemErrors``);
 - asks every open stream to end at once when the worker is told to stop (SIGTERM), so a
   restart does not wait ``graceful_timeout`` for streams that would otherwise run their
   whole lifetime; their clients reconnect with ``Last-Event-ID`` and miss nothing.
@@ -19,6 +21,8 @@ from typing import Any
 
 import gevent
 from gunicorn.workers.ggevent import GeventWorker
+
+from service.serving import ProblemErrors
 
 #: Descriptors beyond the connections: the store's files, Redis connections, logs, pipes.
 SPARE_FILES = 256
@@ -35,8 +39,9 @@ def raise_open_files_limit(wanted: int) -> int:
     return soft
 
 
-class StreamingWorker(GeventWorker):
-    """gunicorn's gevent worker that ends live streams promptly on shutdown."""
+class StreamingWorker(ProblemErrors, GeventWorker):
+    """gunicorn's gevent worker that ends live streams promptly on shutdown and answers
+    gunicorn's own refusals as problems (``service.serving``)."""
 
     def init_process(self) -> None:
         raise_open_files_limit(self.cfg.worker_connections + SPARE_FILES)

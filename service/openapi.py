@@ -17,7 +17,8 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   ``400: BadRequest``, ``422: UnprocessableEntity``, ``429: TooManyRequests``; see
   SHARED_RESPONSES). Added to every
   operation unless it declares them: 500 and 503; 404 when the path has parameters; 400,
-  413, 415 and 422 when it has a request body; 422 when it has query parameters;
+  413, 415 and 422 when it has a request body; 422 when it has query parameters; 429 when
+  service.limits rate-limits it;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
   token is optional. Shared headers (``ETag: ETag``, ``Location: Location``,
   ``Retry-After: RetryAfter``, ``Idempotent-Replayed: IdempotentReplayed``) and parameters
@@ -43,6 +44,7 @@ from flask import Flask
 from projections.ruleset import Ruleset, all_rulesets
 from service import schemas as api_schemas
 from service.errors import PROBLEM_MEDIA_TYPE, PROBLEMS
+from service.limits import LIMITED_ENDPOINTS
 
 TITLE = "Meeple Ledger"
 OPENAPI_VERSION = "3.0.3"
@@ -92,6 +94,14 @@ def _problem_response(description: str, retry_after: bool = False) -> dict[str, 
     return response
 
 
+#: Flask-Limiter's headers on every response of a rate-limited operation (service.limits).
+RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": "Requests allowed in the window of the limit nearest to being reached",
+    "X-RateLimit-Remaining": "Requests left in that window",
+    "X-RateLimit-Reset": "When that window resets (Unix time, seconds)",
+}
+
+
 def _codes(status: int) -> str:
     return ", ".join(f"`{code}`" for code, (value, _) in PROBLEMS.items() if value == status)
 
@@ -108,7 +118,7 @@ SHARED_RESPONSES = {
         422,
         "Schema errors (naming the fields), or an action the rules forbid (the game's code)",
     ),
-    "TooManyRequests": (429, "Over a limit; try again after Retry-After seconds"),
+    "TooManyRequests": (429, "Over a limit: retry after Retry-After seconds"),
     "InternalError": (500, "Something went wrong on the server (no details are leaked)"),
     "ServiceUnavailable": (503, "The event store is unavailable"),
 }
@@ -143,12 +153,19 @@ def build_spec(
         "adminKey", {"type": "http", "scheme": "bearer", "description": "MEEPLE_ADMIN_KEY"}
     )
     for name, (status, description) in SHARED_RESPONSES.items():
-        components.response(
-            name,
-            _problem_response(
-                f"{description}. Codes: {_codes(status)}" if _codes(status) else description,
-                retry_after=status in (409, 429),
-            ),
+        response = _problem_response(
+            f"{description}. Codes: {_codes(status)}" if _codes(status) else description,
+            retry_after=status in (409, 429),
+        )
+        if status == 429:
+            for header in RATE_LIMIT_HEADERS:
+                response["headers"][header] = {
+                    "$ref": f"#/components/headers/{header.replace('-', '')}"
+                }
+        components.response(name, response)
+    for header, description in RATE_LIMIT_HEADERS.items():
+        components.header(
+            header.replace("-", ""), {"description": description, "schema": {"type": "integer"}}
         )
     components.header(
         "ETag", {"description": "The game's version, quoted", "schema": {"type": "string"}}
@@ -209,7 +226,7 @@ def build_spec(
             continue
         path = _RULE_ARGUMENT.sub(r"{\1}", rule.rule)
         for operation in operations.values():
-            _complete(operation, list(rule.arguments))
+            _complete(operation, list(rule.arguments), rule.endpoint in LIMITED_ENDPOINTS)
         spec.path(path=path, operations=operations)
     return spec.to_dict()
 
@@ -246,7 +263,7 @@ def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
     spec.components.schema("Action", action)
 
 
-def _complete(operation: dict[str, Any], arguments: list[str]) -> None:
+def _complete(operation: dict[str, Any], arguments: list[str], rate_limited: bool) -> None:
     parameters = operation.setdefault("parameters", [])
     declared = {p.get("name") for p in parameters if isinstance(p, dict)}
     has_header_parameter = any(isinstance(p, str) for p in parameters)
@@ -272,6 +289,8 @@ def _complete(operation: dict[str, Any], arguments: list[str]) -> None:
         wanted.append("UnprocessableEntity")
     if has_header_parameter:
         wanted.append("BadRequest")  # a malformed header
+    if rate_limited:
+        wanted.append("TooManyRequests")
     for name in wanted:
         status = SHARED_RESPONSES[name][0]
         if status not in responses and str(status) not in responses:

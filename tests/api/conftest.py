@@ -18,7 +18,11 @@ ADMIN_KEY = "test-admin-key-0123456789"
 
 @pytest.fixture
 def config(tmp_path: Path) -> Config:
-    return load_config({}, store_url=f"sqlite:///{tmp_path}/meeple.db", admin_key=ADMIN_KEY)
+    # No rate limits: these tests play whole games as fast as the test client goes, from one
+    # address. The limits are tested on a real server in tests/security/test_limits.py.
+    return load_config(
+        {}, store_url=f"sqlite:///{tmp_path}/meeple.db", admin_key=ADMIN_KEY, rate_limits=False
+    )
 
 
 @pytest.fixture

@@ -221,11 +221,14 @@ def test_the_api_runs_the_app_factory_under_gunicorns_gevent_worker_for_streams(
     from gunicorn.util import load_class
     from gunicorn.workers.ggevent import GeventWorker
 
+    from service.serving import ProblemErrors
+
     command = command_of(compose["services"]["api"])
     assert command[0] == "gunicorn"
-    # The worker class as gunicorn itself loads it: a gevent worker (a stream is a greenlet).
+    # The worker class as gunicorn itself loads it: a gevent worker (a stream is a greenlet)
+    # answering gunicorn's own refusals as problems (service.serving).
     worker_class = load_class(option(command, "worker-class"))
-    assert issubclass(worker_class, GeventWorker)
+    assert issubclass(worker_class, GeventWorker) and issubclass(worker_class, ProblemErrors)
     assert int(option(command, "worker-connections")) >= 1000
     assert command[-1] == "service.app:create_app()"
     from service.app import create_app
