@@ -27,6 +27,15 @@ def _int(**kwargs: Any) -> Any:
     return fields.Integer(strict=True, **kwargs)
 
 
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class ChooseCharacterSchema(Schema):
     type = _type("choose_character")
     character = fields.String(required=True, validate=validate.OneOf(sorted(data.CHARACTERS)))
@@ -119,8 +128,8 @@ class TakePatronageSchema(Schema):
 
 class OrderPartSchema(Schema):
     slot = _int(required=True, validate=validate.Range(0, 3))
-    colours = fields.Boolean(required=True)
-    decorations = fields.Boolean(required=True)
+    colours = StrictBoolean(required=True)
+    decorations = StrictBoolean(required=True)
 
 
 class IgnoreTypeSchema(Schema):
@@ -195,6 +204,36 @@ class KeepGearsSchema(Schema):
     rotations = fields.List(_int(validate=_ROTATION), required=True, validate=validate.Length(1, 2))
 
 
+def shape_errors(action: dict[str, Any]) -> dict[str, Any] | None:
+    """What is wrong with the shape of a seat's action (its ``seat`` aside), or None.
+
+    The shape is the schema without its validators: every required key, no unknown key,
+    each value of its field's JSON type (strictly: a boolean is not an integer). Values
+    (ranges, names, list lengths) are for rules.py, which refuses them with its own codes.
+    """
+    schema = _SHAPES.get(action.get("type"))  # type: ignore[arg-type]
+    if schema is None:
+        return {"type": ["Unknown action type."]}
+    body = {key: value for key, value in action.items() if key != "seat"}
+    errors: dict[str, Any] = schema.validate(body)
+    return errors or None
+
+
+def _shape_only(schema: Schema) -> Schema:
+    """``schema`` (a fresh instance, so the class is untouched) without value validators."""
+    for field in schema.fields.values():
+        _strip_validators(field)
+    return schema
+
+
+def _strip_validators(field: fields.Field) -> None:
+    field.validators = []
+    if isinstance(field, fields.List):
+        _strip_validators(field.inner)
+    if isinstance(field, fields.Nested) and isinstance(field.schema, Schema):
+        _shape_only(field.schema)
+
+
 SCHEMAS: dict[str, type[Schema]] = {
     "choose_character": ChooseCharacterSchema,
     "draft_order": DraftOrderSchema,
@@ -221,3 +260,6 @@ SCHEMAS: dict[str, type[Schema]] = {
     "choose_ungler_specialties": ChooseUnglerSpecialtiesSchema,
     "keep_gears": KeepGearsSchema,
 }
+
+#: the shape of each action, built once (building a marshmallow Schema is slow)
+_SHAPES: dict[str, Schema] = {kind: _shape_only(schema()) for kind, schema in SCHEMAS.items()}

@@ -26,6 +26,7 @@ from typing import Any
 from projections import components
 from projections.fold import copy_state
 from projections.games.gutenberg import data, effects, gears, orders, scoring, view
+from projections.games.gutenberg.actions import shape_errors
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
 ROWS = ("orders", "inks", "specialties", "gears", "patronage")
@@ -144,7 +145,12 @@ class Gutenberg(Ruleset):
     # -- the contract -----------------------------------------------------------------
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
-        """Validate, then mutate; an IllegalAction leaves the state as it was."""
+        """Validate, then mutate; an IllegalAction leaves the state as it was.
+
+        The action's shape is checked against its marshmallow schema before anything else,
+        so a handler only ever sees well-typed values (a boolean is never a number)."""
+        if not isinstance(action, dict):
+            raise IllegalAction("malformed_action", "An action is an object with a type.")
         seat = action.get("seat")
         kind = action.get("type")
         if seat is None:
@@ -152,13 +158,16 @@ class Gutenberg(Ruleset):
             return
         if kind in SYSTEM_TYPES:
             raise IllegalAction("system_step_only", f"{kind} is an automatic step of the game.")
-        if not isinstance(seat, int) or not 0 <= seat < len(state["players"]):
+        if type(seat) is not int or not 0 <= seat < len(state["players"]):
             raise IllegalAction("no_such_seat", "That seat is not in this game.")
         if state["finished"]:
             raise IllegalAction("game_finished", "The game is over.")
-        handler = _HANDLERS.get(str(kind))
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             raise IllegalAction("unknown_action", f"Gutenberg has no action {kind!r}.")
+        errors = shape_errors(action)
+        if errors is not None:
+            raise IllegalAction("malformed_action", f"That {kind} is malformed: {errors}.")
         due = self.system_action(state)
         if due is not None:
             raise IllegalAction(

@@ -61,9 +61,10 @@ def test_naming_a_discard_with_a_free_slot_or_a_card_not_on_the_board_is_refused
         refused(state, 0, {**action, "printing": "P99", "discard_slot": None})
         == "card_not_on_board"
     )
+    # A card is named by a string: null is not a card at all (the action's schema says so).
     assert (
         refused(state, 0, {**action, "refinement": None, "discard_slot": None})
-        == "card_not_on_board"
+        == "malformed_action"
     )
 
 
