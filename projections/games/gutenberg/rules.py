@@ -37,7 +37,7 @@ MAX_PER_ROW = (
 START_MARKERS = 7
 START_GUILDERS = 10
 PATRONAGE_REWARDS = ("order", "specialty", "guilders", "inks")
-ROUND_PHASES = ("choose_wild_ink", "plan", "gutenberg", *ROWS, "fulfill")
+ROUND_PHASES = ("choose_wild_ink", "plan", "gutenberg", *ROWS, "fulfill", "round_end")
 SYSTEM_TYPES = (
     "reveal_characters",
     "turn_gears",
@@ -72,7 +72,7 @@ class Gutenberg(Ruleset):
     title = "Gutenberg"
     min_players = 2
     max_players = 4
-    rules_version = "1"
+    rules_version = "2"  # 2: free actions after the last fulfilment and during open choices
     options = {"characters": True}
 
     # -- setup ("Setup" 1-14) -------------------------------------------------------
@@ -182,8 +182,9 @@ class Gutenberg(Ruleset):
             return []
         if state["pending"]:
             head = state["pending"][0]
-            return _pending_options(state, head) if head["seat"] == seat else []
-        actions = _phase_options(state, seat)
+            actions = _pending_options(state, head) if head["seat"] == seat else []
+        else:
+            actions = _phase_options(state, seat)
         if state["phase"] in ROUND_PHASES:
             actions.extend(_free_options(state, seat))
         return actions
@@ -212,7 +213,7 @@ class Gutenberg(Ruleset):
             return {"type": "reveal_plans"}
         if phase in ROWS and state["turn"] >= len(state["queue"]):
             return {"type": "finish_action", "action": phase}
-        if phase == "fulfill" and state["turn"] >= len(state["queue"]):
+        if phase == "round_end" and not _closing(state):
             return {"type": "end_of_round"}
         if phase == "final_scoring":
             return {"type": "final_scoring"}
@@ -319,11 +320,24 @@ def _to_act(state: State) -> list[int]:
         return [] if holder is None else [holder]
     if phase in (*ROWS, "fulfill") and state["turn"] < len(state["queue"]):
         return [state["queue"][state["turn"]]]
+    if phase == "round_end":
+        return _closing(state)
     return []
 
 
+def _closing(state: State) -> list[int]:
+    """After the last fulfilment: the seats not done with the round that still have a free
+    action to take (docs/rules/gutenberg.md, "Free actions")."""
+    return [seat for seat in state["queue"] if _has_free_option(state, seat)]
+
+
 def _check_moment(state: State, seat: int, kind: str) -> None:
-    """Whether ``kind`` may be played by ``seat`` now (pending choices come first)."""
+    """Whether ``kind`` may be played by ``seat`` now: free actions at any time of a round;
+    an open choice before any other action."""
+    if kind in FREE_ACTIONS:
+        if state["phase"] not in ROUND_PHASES:
+            raise IllegalAction("not_during_setup", "Free actions are taken during a round.")
+        return
     pending = state["pending"]
     if kind in PENDING_ACTIONS:
         if not pending or pending[0]["seat"] != seat or pending[0]["kind"] != PENDING_ACTIONS[kind]:
@@ -332,10 +346,6 @@ def _check_moment(state: State, seat: int, kind: str) -> None:
     if pending:  # docs/rules/gutenberg.md, "Chained choices"
         who = state["players"][pending[0]["seat"]]
         raise IllegalAction("choice_pending", f"Wait for {who} to finish a reward's choice.")
-    if kind in FREE_ACTIONS:
-        if state["phase"] not in ROUND_PHASES:
-            raise IllegalAction("not_during_setup", "Free actions are taken during a round.")
-        return
     if seat not in _to_act(state):
         raise IllegalAction("not_your_turn", "The game is not waiting for you to do that.")
 
@@ -498,16 +508,26 @@ def _start_row(state: State, index: int) -> None:
 
 
 def pass_turn(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    """Decline this action (every row action, Gutenberg's move and fulfilling are optional)."""
+    """Decline this action (every row action, Gutenberg's move and fulfilling are optional);
+    after the last fulfilment, say the seat is done with the round's free actions."""
     if state["phase"] == "gutenberg":
         _start_row(state, 0)
         return
+    if state["phase"] == "round_end":
+        state["queue"].remove(seat)
+        return
     _phase(state, *ROWS, "fulfill")
-    state["turn"] += 1
+    _next_turn(state)
 
 
 def _next_turn(state: State) -> None:
+    """The next seat in the queue; after the last fulfilment the round stays open for free
+    actions until every seat that still has one is done (issue 15; "Free actions")."""
     state["turn"] += 1
+    if state["phase"] == "fulfill" and state["turn"] >= len(state["queue"]):
+        state["phase"] = "round_end"
+        state["queue"] = components.clockwise_from(state["first_player"], len(state["players"]))
+        state["turn"] = 0
 
 
 # -- the five actions ("Execute Plans") --------------------------------------------------
@@ -794,6 +814,7 @@ def buy_type(state: State, seat: int, action: Action, rng: random.Random) -> Non
 
 def activate_gear(state: State, seat: int, action: Action, rng: random.Random) -> None:
     gears.activate(state, seat, action, rng)
+    effects.end_ink_choices_if_bag_empty(state)  # a gear may take the bag's last ink
 
 
 def swap_specialties(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -882,9 +903,7 @@ def take_ink(state: State, seat: int, action: Action, rng: random.Random) -> Non
     head["count"] -= 1
     if head["count"] <= 0:
         _resolve(state)
-    if not components.bag_count(state["bag"]):
-        # An empty bag ends every open ink choice (docs/rules/gutenberg.md, "Empty bag").
-        state["pending"] = [p for p in state["pending"] if p["kind"] != "inks"]
+    effects.end_ink_choices_if_bag_empty(state)
 
 
 def choose_ungler_specialties(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -961,6 +980,8 @@ def _phase_options(state: State, seat: int) -> list[Action]:
             for j, b in enumerate(ROWS)
             if i != j and plan[i] > 0 and plan[j] < MAX_PER_ROW
         ] + [{"type": "pass"}]
+    if phase == "round_end":
+        return [{"type": "pass"}]  # done with the round's free actions
     return [*_row_options(state, player, phase), {"type": "pass"}]
 
 
@@ -1028,6 +1049,17 @@ def _gear_row_options(player: dict[str, Any], board: list[str | None]) -> list[A
             if r != axle_state["rotation"]
         )
     return options
+
+
+def _has_free_option(state: State, seat: int) -> bool:
+    """Whether ``_free_options`` would list anything (without listing it all)."""
+    player = state["seats"][seat]
+    if player["guilders"] >= effects.type_cost(player):
+        return True
+    swappable = len(set(player["specialties"].values())) > 1
+    if player["character"] == "plantinus" and not player["power_used"] and swappable:
+        return True
+    return bool(gears.activation_options(state, seat))
 
 
 def _free_options(state: State, seat: int) -> list[Action]:
