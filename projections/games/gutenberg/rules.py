@@ -147,8 +147,9 @@ class Gutenberg(Ruleset):
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
         """Validate, then mutate; an IllegalAction leaves the state as it was.
 
-        The action's shape is checked against its marshmallow schema before anything else,
-        so a handler only ever sees well-typed values (a boolean is never a number)."""
+        The action's shape (its schema's keys and JSON types, ``actions.shape_errors``) is
+        checked before anything else, so a handler only ever sees well-typed values (a
+        boolean is never a number); the handlers judge the values, with their own codes."""
         if not isinstance(action, dict):
             raise IllegalAction("malformed_action", "An action is an object with a type.")
         seat = action.get("seat")
