@@ -46,10 +46,20 @@ class Tally(Ruleset):
         }
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
+        if not isinstance(action, dict):
+            raise IllegalAction("bad_action", "An action is an object with a type.")
         seat = action.get("seat")
         kind = action.get("type")
         if seat is None:
             return self._system(state, action, rng)
+        if type(seat) is not int or not 0 <= seat < len(state["players"]):
+            raise IllegalAction("no_such_seat", "That seat is not in this game.")
+        schema = self.action_schemas().get(kind) if isinstance(kind, str) else None
+        if schema is None:
+            raise IllegalAction("unknown_action", f"Tally has no action {kind!r}.")
+        errors = schema().validate({key: v for key, v in action.items() if key != "seat"})
+        if errors:
+            raise IllegalAction("bad_action", f"That {kind} is malformed: {errors}.")
         if state["finished"]:
             raise IllegalAction("game_finished", "The game is over.")
         if kind == "bid":

@@ -5,6 +5,7 @@ Shapes only: whether an action is legal now is for rules.py to say, with its own
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import Schema, fields, validate
@@ -25,6 +26,15 @@ def _type(name: str) -> Any:
 
 def _int(**kwargs: Any) -> Any:
     return fields.Integer(strict=True, **kwargs)
+
+
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 class ChooseCharacterSchema(Schema):
@@ -119,8 +129,8 @@ class TakePatronageSchema(Schema):
 
 class OrderPartSchema(Schema):
     slot = _int(required=True, validate=validate.Range(0, 3))
-    colours = fields.Boolean(required=True)
-    decorations = fields.Boolean(required=True)
+    colours = StrictBoolean(required=True)
+    decorations = StrictBoolean(required=True)
 
 
 class IgnoreTypeSchema(Schema):
@@ -195,6 +205,85 @@ class KeepGearsSchema(Schema):
     rotations = fields.List(_int(validate=_ROTATION), required=True, validate=validate.Length(1, 2))
 
 
+def shape_errors(action: dict[str, Any]) -> dict[str, Any] | None:
+    """What is wrong with the shape of a seat's action (its ``seat`` aside), or None.
+
+    The shape is the schema without its validators: every required key, no unknown key,
+    each value of its field's JSON type (strictly: a boolean is not an integer). Values
+    (ranges, names, list lengths) are for rules.py, which refuses them with its own codes.
+    Every folded action passes here, so a check compiled from the schema answers first;
+    marshmallow itself words the errors of an action that fails it.
+    """
+    kind = action.get("type")
+    check = _SHAPE_CHECKS.get(kind) if isinstance(kind, str) else None
+    if check is None:
+        return {"type": ["Unknown action type."]}
+    body = {key: value for key, value in action.items() if key != "seat"}
+    if check(body):
+        return None
+    errors: dict[str, Any] = _SHAPES[str(kind)].validate(body)
+    return errors or {"_schema": ["Not the shape of this action."]}
+
+
+def _shape_only(schema: Schema) -> Schema:
+    """``schema`` (a fresh instance, so the class is untouched) without value validators."""
+    for field in schema.fields.values():
+        _strip_validators(field)
+    return schema
+
+
+def _strip_validators(field: fields.Field) -> None:
+    field.validators = []
+    if isinstance(field, fields.List):
+        _strip_validators(field.inner)
+    if isinstance(field, fields.Nested) and isinstance(field.schema, Schema):
+        _shape_only(field.schema)
+
+
+def _compile_shape(schema: Schema) -> Callable[[Any], bool]:
+    """A fast check of what ``_shape_only(schema).validate`` accepts (JSON values only)."""
+    spec = [
+        (field.data_key or name, field.required, field.allow_none, _compile_field(field))
+        for name, field in schema.fields.items()
+    ]
+    names = frozenset(key for key, *_ in spec)
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict) or not names.issuperset(value):
+            return False
+        for key, required, allow_none, fits in spec:
+            if key not in value:
+                if required:
+                    return False
+            elif value[key] is None:
+                if not allow_none:
+                    return False
+            elif not fits(value[key]):
+                return False
+        return True
+
+    return check
+
+
+def _compile_field(field: fields.Field) -> Callable[[Any], bool]:
+    if isinstance(field, fields.Nested) and isinstance(field.schema, Schema):
+        return _compile_shape(field.schema)
+    if isinstance(field, fields.List):
+        inner, none_ok = _compile_field(field.inner), field.inner.allow_none
+        return lambda value: (
+            isinstance(value, list)
+            and all(none_ok if item is None else inner(item) for item in value)
+        )
+    if isinstance(field, StrictBoolean):
+        return lambda value: type(value) is bool
+    if isinstance(field, fields.Integer) and field.strict:
+        return lambda value: type(value) is int
+    if isinstance(field, fields.String):
+        return lambda value: type(value) is str
+    # A field kind without a strict check here would let a boolean pass for a number.
+    raise TypeError(f"no strict shape check for {type(field).__name__} fields")
+
+
 SCHEMAS: dict[str, type[Schema]] = {
     "choose_character": ChooseCharacterSchema,
     "draft_order": DraftOrderSchema,
@@ -221,3 +310,7 @@ SCHEMAS: dict[str, type[Schema]] = {
     "choose_ungler_specialties": ChooseUnglerSpecialtiesSchema,
     "keep_gears": KeepGearsSchema,
 }
+
+#: the shape of each action, built once (building a marshmallow Schema is slow)
+_SHAPES: dict[str, Schema] = {kind: _shape_only(schema()) for kind, schema in SCHEMAS.items()}
+_SHAPE_CHECKS = {kind: _compile_shape(schema) for kind, schema in _SHAPES.items()}

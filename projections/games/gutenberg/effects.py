@@ -172,6 +172,12 @@ def open_order_choice(state: State, seat: int, rng: random.Random) -> list[Pendi
     return [{"seat": seat, "kind": "order", "printing": printing, "refinement": refinement}]
 
 
+def end_ink_choices_if_bag_empty(state: State) -> None:
+    """An empty bag ends every open ink choice (docs/rules/gutenberg.md, "Empty bag")."""
+    if not components.bag_count(state["bag"]):
+        state["pending"] = [p for p in state["pending"] if p["kind"] != "inks"]
+
+
 def open_choices(state: State, choices: list[Pending], front: bool = False) -> None:
     """Queue new pending choices: at the front when they follow from resolving one (so a
     chain resolves before the next choice), else at the end."""

@@ -26,6 +26,7 @@ from typing import Any
 from projections import components
 from projections.fold import copy_state
 from projections.games.gutenberg import data, effects, gears, orders, scoring, view
+from projections.games.gutenberg.actions import shape_errors
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
 ROWS = ("orders", "inks", "specialties", "gears", "patronage")
@@ -36,7 +37,7 @@ MAX_PER_ROW = (
 START_MARKERS = 7
 START_GUILDERS = 10
 PATRONAGE_REWARDS = ("order", "specialty", "guilders", "inks")
-ROUND_PHASES = ("choose_wild_ink", "plan", "gutenberg", *ROWS, "fulfill")
+ROUND_PHASES = ("choose_wild_ink", "plan", "gutenberg", *ROWS, "fulfill", "round_end")
 SYSTEM_TYPES = (
     "reveal_characters",
     "turn_gears",
@@ -71,7 +72,7 @@ class Gutenberg(Ruleset):
     title = "Gutenberg"
     min_players = 2
     max_players = 4
-    rules_version = "1"
+    rules_version = "2"  # 2: free actions after the last fulfilment and during open choices
     options = {"characters": True}
 
     # -- setup ("Setup" 1-14) -------------------------------------------------------
@@ -144,7 +145,13 @@ class Gutenberg(Ruleset):
     # -- the contract -----------------------------------------------------------------
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
-        """Validate, then mutate; an IllegalAction leaves the state as it was."""
+        """Validate, then mutate; an IllegalAction leaves the state as it was.
+
+        The action's shape (its schema's keys and JSON types, ``actions.shape_errors``) is
+        checked before anything else, so a handler only ever sees well-typed values (a
+        boolean is never a number); the handlers judge the values, with their own codes."""
+        if not isinstance(action, dict):
+            raise IllegalAction("malformed_action", "An action is an object with a type.")
         seat = action.get("seat")
         kind = action.get("type")
         if seat is None:
@@ -152,13 +159,16 @@ class Gutenberg(Ruleset):
             return
         if kind in SYSTEM_TYPES:
             raise IllegalAction("system_step_only", f"{kind} is an automatic step of the game.")
-        if not isinstance(seat, int) or not 0 <= seat < len(state["players"]):
+        if type(seat) is not int or not 0 <= seat < len(state["players"]):
             raise IllegalAction("no_such_seat", "That seat is not in this game.")
         if state["finished"]:
             raise IllegalAction("game_finished", "The game is over.")
-        handler = _HANDLERS.get(str(kind))
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             raise IllegalAction("unknown_action", f"Gutenberg has no action {kind!r}.")
+        errors = shape_errors(action)
+        if errors is not None:
+            raise IllegalAction("malformed_action", f"That {kind} is malformed: {errors}.")
         due = self.system_action(state)
         if due is not None:
             raise IllegalAction(
@@ -173,8 +183,9 @@ class Gutenberg(Ruleset):
             return []
         if state["pending"]:
             head = state["pending"][0]
-            return _pending_options(state, head) if head["seat"] == seat else []
-        actions = _phase_options(state, seat)
+            actions = _pending_options(state, head) if head["seat"] == seat else []
+        else:
+            actions = _phase_options(state, seat)
         if state["phase"] in ROUND_PHASES:
             actions.extend(_free_options(state, seat))
         return actions
@@ -203,7 +214,7 @@ class Gutenberg(Ruleset):
             return {"type": "reveal_plans"}
         if phase in ROWS and state["turn"] >= len(state["queue"]):
             return {"type": "finish_action", "action": phase}
-        if phase == "fulfill" and state["turn"] >= len(state["queue"]):
+        if phase == "round_end" and not _closing(state):
             return {"type": "end_of_round"}
         if phase == "final_scoring":
             return {"type": "final_scoring"}
@@ -310,11 +321,24 @@ def _to_act(state: State) -> list[int]:
         return [] if holder is None else [holder]
     if phase in (*ROWS, "fulfill") and state["turn"] < len(state["queue"]):
         return [state["queue"][state["turn"]]]
+    if phase == "round_end":
+        return _closing(state)
     return []
 
 
+def _closing(state: State) -> list[int]:
+    """After the last fulfilment: the seats not done with the round that still have a free
+    action to take (docs/rules/gutenberg.md, "Free actions")."""
+    return [seat for seat in state["queue"] if _has_free_option(state, seat)]
+
+
 def _check_moment(state: State, seat: int, kind: str) -> None:
-    """Whether ``kind`` may be played by ``seat`` now (pending choices come first)."""
+    """Whether ``kind`` may be played by ``seat`` now: free actions at any time of a round;
+    an open choice before any other action."""
+    if kind in FREE_ACTIONS:
+        if state["phase"] not in ROUND_PHASES:
+            raise IllegalAction("not_during_setup", "Free actions are taken during a round.")
+        return
     pending = state["pending"]
     if kind in PENDING_ACTIONS:
         if not pending or pending[0]["seat"] != seat or pending[0]["kind"] != PENDING_ACTIONS[kind]:
@@ -323,10 +347,6 @@ def _check_moment(state: State, seat: int, kind: str) -> None:
     if pending:  # docs/rules/gutenberg.md, "Chained choices"
         who = state["players"][pending[0]["seat"]]
         raise IllegalAction("choice_pending", f"Wait for {who} to finish a reward's choice.")
-    if kind in FREE_ACTIONS:
-        if state["phase"] not in ROUND_PHASES:
-            raise IllegalAction("not_during_setup", "Free actions are taken during a round.")
-        return
     if seat not in _to_act(state):
         raise IllegalAction("not_your_turn", "The game is not waiting for you to do that.")
 
@@ -489,16 +509,26 @@ def _start_row(state: State, index: int) -> None:
 
 
 def pass_turn(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    """Decline this action (every row action, Gutenberg's move and fulfilling are optional)."""
+    """Decline this action (every row action, Gutenberg's move and fulfilling are optional);
+    after the last fulfilment, say the seat is done with the round's free actions."""
     if state["phase"] == "gutenberg":
         _start_row(state, 0)
         return
+    if state["phase"] == "round_end":
+        state["queue"].remove(seat)
+        return
     _phase(state, *ROWS, "fulfill")
-    state["turn"] += 1
+    _next_turn(state)
 
 
 def _next_turn(state: State) -> None:
+    """The next seat in the queue; after the last fulfilment the round stays open for free
+    actions until every seat that still has one is done (issue 15; "Free actions")."""
     state["turn"] += 1
+    if state["phase"] == "fulfill" and state["turn"] >= len(state["queue"]):
+        state["phase"] = "round_end"
+        state["queue"] = components.clockwise_from(state["first_player"], len(state["players"]))
+        state["turn"] = 0
 
 
 # -- the five actions ("Execute Plans") --------------------------------------------------
@@ -785,6 +815,7 @@ def buy_type(state: State, seat: int, action: Action, rng: random.Random) -> Non
 
 def activate_gear(state: State, seat: int, action: Action, rng: random.Random) -> None:
     gears.activate(state, seat, action, rng)
+    effects.end_ink_choices_if_bag_empty(state)  # a gear may take the bag's last ink
 
 
 def swap_specialties(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -873,9 +904,7 @@ def take_ink(state: State, seat: int, action: Action, rng: random.Random) -> Non
     head["count"] -= 1
     if head["count"] <= 0:
         _resolve(state)
-    if not components.bag_count(state["bag"]):
-        # An empty bag ends every open ink choice (docs/rules/gutenberg.md, "Empty bag").
-        state["pending"] = [p for p in state["pending"] if p["kind"] != "inks"]
+    effects.end_ink_choices_if_bag_empty(state)
 
 
 def choose_ungler_specialties(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -952,6 +981,8 @@ def _phase_options(state: State, seat: int) -> list[Action]:
             for j, b in enumerate(ROWS)
             if i != j and plan[i] > 0 and plan[j] < MAX_PER_ROW
         ] + [{"type": "pass"}]
+    if phase == "round_end":
+        return [{"type": "pass"}]  # done with the round's free actions
     return [*_row_options(state, player, phase), {"type": "pass"}]
 
 
@@ -1019,6 +1050,17 @@ def _gear_row_options(player: dict[str, Any], board: list[str | None]) -> list[A
             if r != axle_state["rotation"]
         )
     return options
+
+
+def _has_free_option(state: State, seat: int) -> bool:
+    """Whether ``_free_options`` would list anything (without listing it all)."""
+    player = state["seats"][seat]
+    if player["guilders"] >= effects.type_cost(player):
+        return True
+    swappable = len(set(player["specialties"].values())) > 1
+    if player["character"] == "plantinus" and not player["power_used"] and swappable:
+        return True
+    return bool(gears.activation_options(state, seat))
 
 
 def _free_options(state: State, seat: int) -> list[Action]:

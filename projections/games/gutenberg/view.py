@@ -235,7 +235,9 @@ _LINES: dict[str, Callable[[State, int, Action], str]] = {
     "choose_wild_ink": lambda s, n, a: f"made {a['ink']} ink wild this round",
     "submit_plan": lambda s, n, a: "submitted a secret plan",
     "move_marker": lambda s, n, a: f"moved a marker from {a['from_row']} to {a['to_row']}",
-    "pass": lambda s, n, a: f"passed ({s['phase']})",
+    "pass": lambda s, n, a: (
+        "is done with the round" if s["phase"] == "round_end" else f"passed ({s['phase']})"
+    ),
     "take_order": lambda s, n, a: f"took the order {a['printing']}+{a['refinement']}",
     "take_inks": _inks_cost,
     "develop_specialty": lambda s, n, a: (

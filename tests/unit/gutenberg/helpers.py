@@ -33,6 +33,16 @@ def run_system(state: State) -> list[str]:
     return applied
 
 
+def close_round(state: State) -> list[int]:
+    """After the last fulfilment, every seat still waited for says it is done (``pass``);
+    the seats that did, in order."""
+    closed = []
+    while state["phase"] == "round_end" and (to_act := GUTENBERG.status(state)["to_act"]):
+        act(state, to_act[0], {"type": "pass"})
+        closed.append(to_act[0])
+    return closed
+
+
 def refused(state: State, seat: int, action: dict[str, Any]) -> str:
     """The error code of an illegal action, after checking it left the state unchanged."""
     before = copy_state(state)

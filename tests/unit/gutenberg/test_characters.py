@@ -139,7 +139,7 @@ def test_christophorus_plantinus_swaps_two_specialty_levels_once_per_round():
     assert refused(
         state, 0, {"type": "swap_specialties", "first": "binding", "second": "typesetting"}
     ) == ("power_used")
-    state["phase"], state["queue"] = "fulfill", []
+    state["phase"], state["queue"] = "round_end", []
     run_system(state)
     assert player["power_used"] is False
 
@@ -211,7 +211,7 @@ def test_helena_ungler_starts_with_levels_one_and_two_and_the_level_two_reward()
 
 
 def test_godofredus_torinus_scores_three_when_every_ink_fits_his_orders():
-    state = at_row(_holding("torinus"), "fulfill", [])
+    state = at_row(_holding("torinus"), "round_end", [])
     player = state["seats"][0]
     colours = {}
     for order in player["orders"]:
@@ -223,7 +223,7 @@ def test_godofredus_torinus_scores_three_when_every_ink_fits_his_orders():
 
 
 def test_godofredus_torinus_scores_nothing_with_an_ink_that_fits_no_order():
-    state = at_row(_holding("torinus"), "fulfill", [])
+    state = at_row(_holding("torinus"), "round_end", [])
     player = state["seats"][0]
     needed = set()
     for order in player["orders"]:
@@ -235,7 +235,7 @@ def test_godofredus_torinus_scores_nothing_with_an_ink_that_fits_no_order():
 
 
 def test_godofredus_torinus_scores_nothing_without_inks():
-    state = at_row(_holding("torinus"), "fulfill", [])
+    state = at_row(_holding("torinus"), "round_end", [])
     run_system(state)
     assert state["seats"][0]["fame"] == 0
 

@@ -30,7 +30,7 @@ def test_the_top_gear_turns_clockwise_and_meshed_gears_turn_the_other_way():
     state = in_round(2)
     for axle, gear in enumerate(("G01", "G02", "G03")):
         put_gear(state, 0, axle, gear, 0)
-    state["phase"] = "fulfill"
+    state["phase"] = "round_end"
     state["queue"] = []
     assert run_system(state)[:2] == ["end_of_round", "turn_gears"]
     assert [a["rotation"] for a in state["seats"][0]["gears"]] == [1, 3, 1]
@@ -143,7 +143,7 @@ def test_a_gear_gives_its_reward_once_per_round():
 def test_used_gear_markers_come_off_at_the_end_of_the_round():
     state = _with_gear("G01", 2)
     act(state, 0, {"type": "activate_gear", "axle": 0})
-    state["phase"], state["queue"] = "fulfill", []
+    state["phase"], state["queue"] = "round_end", []
     run_system(state)
     assert state["seats"][0]["gear_uses"] == [0, 0, 0]
 

@@ -19,7 +19,7 @@ from tests.unit.gutenberg.helpers import (
 
 
 def _end_the_round(state):
-    state["phase"] = "fulfill"
+    state["phase"] = "round_end"  # every seat done with the round
     state["queue"], state["turn"] = [], 0
     assert run_system(state)[0] == "end_of_round"
 

@@ -7,7 +7,15 @@ import random
 from projections.games.gutenberg import data
 from projections.games.gutenberg.rules import GUTENBERG
 from projections.simulate import play_random
-from tests.unit.gutenberg.helpers import act, at_row, finish_setup, in_round, new_game, run_system
+from tests.unit.gutenberg.helpers import (
+    act,
+    at_row,
+    close_round,
+    finish_setup,
+    in_round,
+    new_game,
+    run_system,
+)
 
 
 def _plan(state, plans):
@@ -56,6 +64,7 @@ def test_two_rounds_of_a_two_player_game_from_a_fixed_seed():
     assert state["phase"] == "fulfill" and state["queue"] == [0, 1]
     act(state, 0, {"type": "pass"})
     act(state, 1, {"type": "pass"})
+    assert close_round(state) == [0, 1], "both could still buy a type before the round ends"
     assert run_system(state) == ["end_of_round", "turn_gears"]
     assert (state["round"], state["phase"], state["first_player"]) == (2, "plan", 1)
     assert [p["markers"] for p in state["seats"]] == [8, 7]
@@ -84,6 +93,7 @@ def test_two_rounds_of_a_two_player_game_from_a_fixed_seed():
     assert state["queue"] == [1, 0]
     for seat in (1, 0):
         act(state, seat, {"type": "pass"})
+    close_round(state)
     run_system(state)
     assert (state["round"], state["first_player"]) == (3, 0)
     assert [p["markers"] for p in state["seats"]] == [7, 8]
@@ -91,7 +101,7 @@ def test_two_rounds_of_a_two_player_game_from_a_fixed_seed():
 
 
 def test_the_sixth_round_ends_in_final_scoring_with_a_ranking():
-    state = at_row(in_round(3), "fulfill", [])
+    state = at_row(in_round(3), "round_end", [])
     state["round"] = 6
     assert run_system(state) == ["end_of_round", "final_scoring"]
     result = GUTENBERG.result(state)

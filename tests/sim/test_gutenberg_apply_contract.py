@@ -1,0 +1,9 @@
+"""Gutenberg keeps the hard contract of ``apply``: only IllegalAction, for any input whatever,
+leaving the state unchanged (tests/sim/apply_contract.py)."""
+
+from projections.games.gutenberg.rules import GUTENBERG
+from tests.sim.apply_contract import check_apply_contract
+
+
+def test_gutenberg_apply_raises_only_illegal_action_for_any_input() -> None:
+    check_apply_contract(GUTENBERG, [2, 3, 4])
