@@ -19,7 +19,7 @@ class Impendium(Ruleset):
     title = "Impendium"
     min_players = 1
     max_players = 6
-    rules_version = "1"
+    rules_version = "2"
     options = {
         "variant": "competitive",
         "fast_galaxies": False,

@@ -28,6 +28,17 @@ def _slot() -> fields.Field:
     return fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
 
 
+def _relocate() -> fields.Field:
+    """A placed disc lifted to be placed anew: ``map:x,y/slot``, ``project:card/slot`` or
+    ``harbinger:x,y/slot``."""
+    return fields.String(
+        validate=validate.Regexp(
+            r"^(map:-?\d+,-?\d+|project:S\d+|harbinger:-?\d+,-?\d+)/\d+$",
+            error="Name a placed disc: map:x,y/slot, project:card/slot or harbinger:x,y/slot.",
+        ),
+    )
+
+
 def _schema(action_type: str, **extra: fields.Field) -> type[Schema]:
     declared: dict[str, Any] = {
         "type": fields.String(required=True, validate=validate.Equal(action_type))
@@ -62,22 +73,24 @@ SCHEMAS: dict[str, type[Schema]] = {
         "build_colony",
         slot=_slot(),
         resource=_resource(required=False),
-        relocate=fields.String(
-            validate=validate.Regexp(r"^(map:-?\d+,-?\d+|project:S\d+)/\d+$"),
-        ),
+        relocate=_relocate(),
     ),
     "construct_federation_star": _schema(
         "construct_federation_star",
         project=fields.String(required=True, validate=validate.OneOf(sorted(STARS))),
         slot=_slot(),
         resource=_resource(required=False),
+        relocate=_relocate(),
     ),
     "place_star": _schema("place_star", position=fields.String(required=True, validate=CELL)),
     "place_harbinger": _schema(
         "place_harbinger", position=fields.String(required=True, validate=CELL)
     ),
     "battle_harbinger": _schema(
-        "battle_harbinger", position=fields.String(required=True, validate=CELL), slot=_slot()
+        "battle_harbinger",
+        position=fields.String(required=True, validate=CELL),
+        slot=_slot(),
+        relocate=_relocate(),
     ),
     "recruit_faction": _schema(
         "recruit_faction",
@@ -95,8 +108,6 @@ SCHEMAS: dict[str, type[Schema]] = {
         "use_faction_ability",
         faction=fields.String(required=True, validate=validate.OneOf(sorted(FACTIONS))),
         target=fields.Integer(required=True, strict=True, validate=SEAT),
-        resource=_resource(required=False),
-        amount=fields.Integer(strict=True, validate=validate.Range(min=1)),
     ),
     "trade_with_merchants": _schema("trade_with_merchants", give=_amounts(), get=_amounts()),
     "hire_mercenaries": _schema(
