@@ -24,6 +24,11 @@ def test_the_ruleset_is_registered_under_its_id() -> None:
     }
 
 
+def test_every_option_is_described_for_clients() -> None:
+    assert set(IMPENDIUM.option_descriptions) == set(IMPENDIUM.options)
+    assert all(text.strip() for text in IMPENDIUM.option_descriptions.values())
+
+
 def test_a_view_shows_deck_sizes_never_their_order() -> None:
     state = started(3)
     seen = IMPENDIUM.view(state, None)
