@@ -1,15 +1,30 @@
-"""Marshmallow schemas of every Impendium seat action (each loads the whole action object)."""
+"""Marshmallow schemas of every Impendium seat action (each loads the whole action object).
+
+``check_shape`` holds a seat's action to its schema before the reducer reads it (the hard
+contract: any malformed input is an IllegalAction and changes nothing), with the refusal
+code the reducer gives for a bad value of the same field.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, RESOURCES, STARS
+from projections.ruleset import IllegalAction
 
 CELL = validate.Regexp(r"^-?\d+,-?\d+$", error="A map cell is written 'x,y'.")
 SEAT = validate.Range(min=0, max=5)
+
+
+class StrictBoolean(fields.Boolean):
+    """true or false only: 1 and 0 are not booleans."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 def _resource(required: bool = True) -> fields.Field:
@@ -66,9 +81,7 @@ SCHEMAS: dict[str, type[Schema]] = {
         give=_amounts(),
         get=_amounts(),
     ),
-    "answer_trade": _schema(
-        "answer_trade", accept=fields.Boolean(required=True, truthy={True}, falsy={False})
-    ),
+    "answer_trade": _schema("answer_trade", accept=StrictBoolean(required=True)),
     "build_colony": _schema(
         "build_colony",
         slot=_slot(),
@@ -124,3 +137,73 @@ SCHEMAS: dict[str, type[Schema]] = {
         faction=fields.String(validate=validate.OneOf(sorted(FACTIONS))),
     ),
 }
+
+
+#: The refusal code of a malformed field: the code the reducer gives for a bad value there.
+FIELD_CODES = {
+    "target": "bad_target",
+    "slot": "bad_slot",
+    "relocate": "bad_relocation",
+    "to": "not_a_step",
+    "resources": "bad_spoils",
+    "accept": "bad_answer",
+    "project": "no_such_project",
+    "return": "bad_card",
+    "card": "bad_card",
+    "resource": "bad_resource",
+    "gain": "bad_resource",
+    "pay": "bad_mercenary_payment",
+    "faction": "faction_not_yours",
+    "replace": "must_replace_faction",
+}
+#: Where an action gives a field's bad value another code than FIELD_CODES.
+ACTION_FIELD_CODES = {
+    ("place_start_star", "position"): "bad_star_position",
+    ("place_setup_colony", "position"): "not_a_map_star",
+    ("place_ark", "position"): "bad_ark_position",
+    ("place_star", "position"): "bad_star_position",
+    ("place_harbinger", "position"): "bad_harbinger_position",
+    ("battle_harbinger", "position"): "no_such_harbinger",
+    ("recruit_faction", "resource"): "no_such_faction",
+    ("build_colony", "resource"): "bad_payment",
+    ("construct_federation_star", "resource"): "bad_payment",
+    ("offer_trade", "give"): "nothing_for_nothing",
+    ("offer_trade", "get"): "nothing_for_nothing",
+    ("trade_with_merchants", "give"): "bad_merchant_trade",
+    ("trade_with_merchants", "get"): "bad_merchant_trade",
+    ("play_diplomacy", "card"): "card_not_in_hand",
+    ("play_diplomacy", "faction"): "bad_diplomacy_use",
+}
+#: A field the action does not take: the action's own misuse code, else ``unknown_field``.
+UNKNOWN_FIELD_CODES = {
+    "use_faction_ability": "bad_ability_use",
+    "play_diplomacy": "bad_diplomacy_use",
+}
+_CHECKERS = {kind: schema() for kind, schema in SCHEMAS.items()}
+
+
+def check_shape(kind: str, action: dict[str, Any]) -> None:
+    """Raise IllegalAction unless ``action`` (a seat's, ``seat`` aside) fits its schema:
+    every required field, no other, each of its type (a boolean is no integer)."""
+    checker = _CHECKERS[kind]
+    try:
+        checker.load({key: value for key, value in action.items() if key != "seat"})
+    except ValidationError as error:
+        messages = error.normalized_messages()
+        assert isinstance(messages, dict)
+        field = next((name for name in checker.fields if name in messages), None)
+        if field is None:
+            name = sorted(messages, key=str)[0]
+            raise IllegalAction(
+                UNKNOWN_FIELD_CODES.get(kind, "unknown_field"),
+                f"{kind} takes no field {name!r}; it takes {', '.join(checker.fields)}.",
+            ) from None
+        code = ACTION_FIELD_CODES.get((kind, field), FIELD_CODES.get(field, "bad_action"))
+        raise IllegalAction(code, f"{kind}: {field}: {_first(messages[field])}") from None
+
+
+def _first(message: Any) -> str:
+    """The first message of a marshmallow error tree."""
+    while isinstance(message, (list, dict)):
+        message = next(iter(message.values() if isinstance(message, dict) else message), "")
+    return str(message)

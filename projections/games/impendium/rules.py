@@ -33,6 +33,7 @@ from projections import components
 from projections.games.impendium import board as grid
 from projections.games.impendium import effects, turmoil
 from projections.games.impendium import state as query
+from projections.games.impendium.actions import check_shape
 from projections.games.impendium.data import (
     ARK_COLOURS,
     DIPLOMACY,
@@ -1163,24 +1164,30 @@ def due_system_step(state: State) -> str | None:
 
 
 def apply(state: State, action: Action, rng: random.Random) -> None:
-    """Validate, then mutate; every handler checks everything before its first change."""
+    """Validate, then mutate: the action's shape first (``actions.check_shape``), then every
+    handler checks everything before its first change."""
+    if not isinstance(action, dict):
+        raise IllegalAction("bad_action", "An action is an object with a type.")
     seat = action.get("seat")
     kind = action.get("type")
     if seat is None:
         due = due_system_step(state)
         if due is None or kind != due:
             raise IllegalAction("no_system_step", "No such automatic step is due now.")
+        if set(action) - {"type", "seat"}:
+            raise IllegalAction("unknown_field", "An automatic step takes only its type.")
         SYSTEM_STEPS[due](state, rng)
         _check_end(state)
         return
     if kind in SYSTEM_TYPES:
         raise IllegalAction("system_action_only", "That step is taken by the game, not a player.")
-    handler = SEAT_ACTIONS.get(kind) if isinstance(kind, str) else None
-    if handler is None:
+    if not isinstance(kind, str) or kind not in SEAT_ACTIONS:
         raise IllegalAction("unknown_action", f"Impendium has no action {kind!r}.")
+    handler = SEAT_ACTIONS[kind]
     if state["finished"]:
         raise IllegalAction("game_finished", "The game is over.")
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(state["players"]):
         raise IllegalAction("bad_seat", "No such seat in this game.")
+    check_shape(kind, action)
     handler(state, seat, action, rng)
     _check_end(state)
