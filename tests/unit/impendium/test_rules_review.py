@@ -195,6 +195,36 @@ def test_a_diplomacy_card_is_played_while_another_player_chooses() -> None:
     assert state["pending"] == []
 
 
+def test_spoils_shrink_to_what_the_loser_still_holds_after_a_card_at_any_time() -> None:
+    # A card played "at any time" while the winner chooses may leave the loser with less
+    # than the dice's difference: the winner takes what is left, never a stuck choice.
+    state = table(3)
+    state["seats"][1]["resources"] = {"life_forms": 0, "water": 2, "artifacts": 0, "hydrogen": 1}
+    act(state, 0, "attack", rng=Dice(6, 1), target=1)
+    assert state["pending"][0]["amount"] == 3
+    state["seats"][2]["hand"] = ["D17"]  # Sabotage: another player loses 2 of a resource
+    act(state, 2, "play_diplomacy", card="D17", target=1, resource="water")
+    assert IMPENDIUM.legal_actions(state, 0)[0] == {
+        "type": "take_spoils",
+        "resources": {"hydrogen": 1},
+    }
+    refused(
+        state, 0, {"type": "take_spoils", "resources": {"hydrogen": 1, "water": 2}}, "bad_spoils"
+    )
+    act(state, 0, "take_spoils", resources={"hydrogen": 1})
+    assert state["pending"] == []
+
+
+def test_a_trade_that_a_side_can_no_longer_pay_can_only_be_declined() -> None:
+    state = table(3)
+    act(state, 0, "offer_trade", target=1, give={"water": 5}, get={"hydrogen": 1})
+    state["seats"][2]["hand"] = ["D17"]
+    act(state, 2, "play_diplomacy", card="D17", target=0, resource="water")
+    answers = [a for a in IMPENDIUM.legal_actions(state, 1) if a["type"] == "answer_trade"]
+    assert answers == [{"type": "answer_trade", "accept": False}]
+    refused(state, 1, {"type": "answer_trade", "accept": True}, "insufficient_resources")
+
+
 # -- 5. no trading for zero -------------------------------------------------------------
 
 
@@ -221,7 +251,7 @@ def test_a_trade_of_one_kind_for_the_same_kind_is_refused() -> None:
     )
 
 
-def test_star_data_used_above() -> None:
+def test_the_stand_in_stars_these_tests_pay_for_have_these_costs() -> None:
     assert STARS["S05"]["slots"][2] == {"cost": {"artifacts": 1, "hydrogen": 1}}
     assert STARS["S07"]["slots"][2] == {"cost": {"artifacts": 1, "hydrogen": 1, "water": 1}}
     assert STARS["S04"]["slots"][2] == {"cost": {"artifacts": 2, "hydrogen": 1}}
