@@ -7,9 +7,12 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projections.fold import copy_state
 from projections.games.impendium import IMPENDIUM, data
+from projections.games.impendium.actions import SCHEMAS, shape_problem
 from projections.games.impendium.data import STARS
 from projections.ruleset import IllegalAction, get_ruleset
 from tests.unit.impendium.helpers import act, fresh, put_star, refused, star_ids, started, table
@@ -256,3 +259,36 @@ def test_an_action_that_is_no_object_and_an_automatic_step_with_fields_are_refus
     act(state, 0, "pass")
     act(state, 1, "pass")
     refused(state, None, {"type": "end_of_round", "extra": 1}, "unknown_field")
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=8),
+    st.sampled_from([10**20, 1.5, "", "1,0", "-2,4", "water", "gold", "S01", "F13", "D09"]),
+    st.sampled_from(["map:2,0/1", "project:S07/0", "harbinger:0,2/3", "artifacts", "x,y"]),
+    st.dictionaries(
+        st.sampled_from(["water", "hydrogen", "gold"]),
+        st.one_of(st.integers(-1, 3), st.booleans(), st.none()),
+        max_size=2,
+    ),
+    st.lists(st.integers(0, 2), max_size=2),
+)
+
+
+@given(
+    kind=st.sampled_from(sorted(SCHEMAS)),
+    data=st.data(),
+)
+@settings(max_examples=400, derandomize=True, deadline=None)
+def test_the_fast_shape_check_agrees_with_the_marshmallow_schema(kind: str, data) -> None:
+    declared = sorted(SCHEMAS[kind]().fields)
+    keys = st.sampled_from([*declared, "no_such_key"])
+    action = data.draw(st.dictionaries(keys, _VALUES, max_size=len(declared) + 1))
+    action["type"] = kind
+    errors = SCHEMAS[kind]().validate(action)
+    found = shape_problem(kind, action)
+    assert (found is None) == (not errors), (action, errors, found)
+    if found is not None:
+        field = found[0] or "no_such_key"
+        assert field in errors, (action, errors, found)
