@@ -7,6 +7,7 @@ code the reducer gives for a bad value of the same field.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -196,7 +197,7 @@ def _compile(field: fields.Field) -> Check:
         kind = dict
     else:  # pragma: no cover - every schema field above is one of these
         raise TypeError(f"no fast check for {type(field).__name__}")
-    validators = list(field.validators)
+    tests = [(_predicate(validator), validator) for validator in field.validators]
     keys = _compile(field.key_field) if isinstance(field, fields.Dict) and field.key_field else None
     values = (
         _compile(field.value_field)
@@ -207,11 +208,13 @@ def _compile(field: fields.Field) -> Check:
     def check(value: Any) -> str | None:
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             return f"Not a valid {kind.__name__}."
-        for validator in validators:
-            try:
-                validator(value)
-            except ValidationError as error:
-                return _first(error.messages)
+        for fits, validator in tests:
+            if not fits(value):
+                try:
+                    validator(value)
+                except ValidationError as error:
+                    return _first(error.messages)
+                return "Invalid value."  # pragma: no cover - the predicate mirrors it
         if kind is dict:
             for key, item in value.items():
                 problem = (keys(key) if keys else None) or (values(item) if values else None)
@@ -220,6 +223,37 @@ def _compile(field: fields.Field) -> Check:
         return None
 
     return check
+
+
+def _predicate(validator: Any) -> Callable[[Any], bool]:
+    """A plain test equal to the marshmallow validator's verdict (its message is only
+    needed on failure)."""
+    if isinstance(validator, validate.OneOf):
+        choices = frozenset(validator.choices)
+        return lambda value: value in choices
+    if isinstance(validator, validate.Regexp):
+        pattern = validator.regex
+        return lambda value: pattern.match(value) is not None
+    if (
+        isinstance(validator, validate.Range)
+        and validator.min_inclusive
+        and validator.max_inclusive
+    ):
+        low = validator.min if validator.min is not None else -math.inf
+        high = validator.max if validator.max is not None else math.inf
+        return lambda value: low <= value <= high
+    if isinstance(validator, validate.Equal):
+        wanted = validator.comparable
+        return lambda value: value == wanted
+
+    def passes(value: Any) -> bool:
+        try:
+            validator(value)
+        except ValidationError:
+            return False
+        return True
+
+    return passes
 
 
 def _spec(schema: type[Schema]) -> tuple[frozenset[str], list[tuple[str, bool, Check]]]:

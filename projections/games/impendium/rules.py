@@ -459,14 +459,20 @@ def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
     turn = require_turn(state, seat)
     _require_unused(turn, "move")
     target = action.get("to")
-    costs = dict(move_targets(state, seat))
-    if not isinstance(target, str) or target not in costs:
+    origin = query.ark_cell(state, seat)
+    # The same test as move_targets, for the one cell named.
+    if (
+        origin is None
+        or not isinstance(target, str)
+        or target not in grid.step_cells(origin)
+        or not grid.walkable(state["board"], target)
+    ):
         raise IllegalAction(
             "not_a_step",
             "Move one cardinal step at a time, from a card to a space next to it or from a "
             "space onto a card.",
         )
-    cost = costs[target]
+    cost = step_cost(state, seat, origin, target)
     if query.payment(state, seat, {"hydrogen": cost}) is None:
         have = state["seats"][seat]["resources"]["hydrogen"]
         raise IllegalAction(
@@ -674,9 +680,38 @@ def relocation_sources(state: State, seat: int, onto: str | None = None) -> list
     return found
 
 
+def may_relocate(state: State, seat: int, source: Any, onto: str | None) -> bool:
+    """Whether ``source`` is one of ``relocation_sources(state, seat, onto)``, checked
+    without listing them all (the reducer's test; the list is for ``legal_actions``)."""
+    if not isinstance(source, str) or ":" not in source or "/" not in source:
+        return False
+    where, rest = source.split(":", 1)
+    place, index_text = rest.rsplit("/", 1)
+    if not index_text.isdecimal() or len(index_text) > 3:
+        return False  # no card has a thousand slots
+    index = int(index_text)
+    if where == "map":
+        entry = state["board"].get(place)
+        discs = entry["colonies"] if entry is not None and entry["kind"] == "star" else []
+    else:
+        if f"{where}:{place}" == onto:
+            return False
+        if onto is None and query.map_colonies(state, seat) >= query.colony_cap(state, seat):
+            return False
+        if where == "project":
+            project = next((p for p in state["projects"] if p["card"] == place), None)
+            discs = project["discs"] if project is not None else []
+        elif where == "harbinger":
+            entry = state["board"].get(place)
+            discs = entry["discs"] if entry is not None and entry["kind"] == "harbinger" else []
+        else:
+            return False
+    return index < len(discs) and discs[index] == seat
+
+
 def _relocation(state: State, seat: int, action: Action, onto: str | None) -> str | None:
     relocate = action.get("relocate")
-    if relocate is not None and relocate not in relocation_sources(state, seat, onto):
+    if relocate is not None and not may_relocate(state, seat, relocate, onto):
         raise IllegalAction(
             "bad_relocation",
             "Lift one of your own discs on the map, on another federation project or on "

@@ -171,6 +171,8 @@ def galaxy_colours(state: State) -> set[str]:
 
 
 def every_colour_has_a_galaxy(state: State) -> bool:
+    if len(state["galaxies"]) < len(COLOURS):
+        return False
     return galaxy_colours(state) >= set(COLOURS)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.games.impendium import IMPENDIUM
+from projections.games.impendium import IMPENDIUM, rules
 from projections.games.impendium.data import FACTIONS, STARS
 from tests.unit.impendium.helpers import Dice, act, put_star, refused, started, table
 
@@ -255,3 +255,21 @@ def test_the_stand_in_stars_these_tests_pay_for_have_these_costs() -> None:
     assert STARS["S05"]["slots"][2] == {"cost": {"artifacts": 1, "hydrogen": 1}}
     assert STARS["S07"]["slots"][2] == {"cost": {"artifacts": 1, "hydrogen": 1, "water": 1}}
     assert STARS["S04"]["slots"][2] == {"cost": {"artifacts": 2, "hydrogen": 1}}
+
+
+def test_the_reducers_relocation_test_agrees_with_the_listed_sources() -> None:
+    state = table()
+    put_star(state, "2,0", "S06", [0, 1, 0])
+    state["board"]["0,2"] = {"kind": "harbinger", "card": "H07", "discs": [0, 1, None]}
+    card = state["projects"][0]["card"]
+    state["projects"][0]["discs"][1] = 0
+    places = ["map:2,0", "map:0,0", "map:9,9", f"project:{card}", "project:S99"]
+    places += ["harbinger:0,2", "harbinger:2,0", "nowhere:2,0"]
+    candidates: list = [f"{where}/{index}" for where in places for index in range(6)]
+    candidates += ["map:2,0/x", "map:2,0", "map:2,0/" + "9" * 5000, 7]
+    for onto in (None, f"project:{card}", "harbinger:0,2"):
+        for cap_factions in (["F13"], ["F13", "F01"]):
+            state["seats"][0]["factions"] = cap_factions
+            listed = set(rules.relocation_sources(state, 0, onto))
+            accepted = {c for c in candidates if rules.may_relocate(state, 0, c, onto)}
+            assert accepted == listed, (onto, cap_factions)
