@@ -37,6 +37,9 @@ class Ruleset:
     rules_version: ClassVar[str]
     #: option name -> default value; ``setup`` receives these merged with the game's options.
     options: ClassVar[dict[str, Any]] = {}
+    #: option name -> what it means, its values and default, for a client (``GET /rulesets``);
+    #: every game with options describes each of them.
+    option_descriptions: ClassVar[dict[str, str]] = {}
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
         """The state before the first action; deterministic given ``rng``."""

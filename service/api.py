@@ -195,6 +195,7 @@ def list_rulesets() -> Response:
                     "max_players": ruleset.max_players,
                     "rules_version": ruleset.rules_version,
                     "options": dict(ruleset.options),
+                    "option_descriptions": dict(ruleset.option_descriptions),
                     "actions": sorted(ruleset.action_schemas()),
                 }
                 for ruleset in all_rulesets()

@@ -45,6 +45,15 @@ class RulesetSchema(Schema):
     max_players = fields.Integer(required=True)
     rules_version = fields.String(required=True)
     options = fields.Dict(required=True, metadata={"description": "option name -> default"})
+    option_descriptions = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={
+            "description": "option name -> what it means, its values and its default (for "
+            "instance why a round limit exists where the rulebook sets no end)"
+        },
+    )
     actions = fields.List(
         fields.String(), required=True, metadata={"description": "The action types of this game"}
     )

@@ -30,7 +30,17 @@ def test_rulesets_list_every_game_with_player_counts_and_option_defaults(
         assert entry["max_players"] == ruleset.max_players
         assert entry["rules_version"] == ruleset.rules_version
         assert entry["options"] == dict(ruleset.options)
+        assert entry["option_descriptions"] == dict(ruleset.option_descriptions)
         assert entry["actions"] == sorted(ruleset.action_schemas())
+
+
+def test_rulesets_say_why_impendium_has_a_round_limit(client: FlaskClient) -> None:
+    # Issue 15: where the rulebook sets no end, /rulesets says so next to each option.
+    listed = {entry["id"]: entry for entry in client.get("/rulesets").json["rulesets"]}
+    impendium = listed["impendium"]
+    assert set(impendium["option_descriptions"]) == set(impendium["options"])
+    assert "no round limit" in impendium["option_descriptions"]["round_limit"]
+    assert "may go on without end" in impendium["option_descriptions"]["variant"]
 
 
 def test_an_unknown_address_is_a_not_found_problem(client: FlaskClient) -> None:

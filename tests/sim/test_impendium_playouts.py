@@ -76,6 +76,24 @@ def test_random_impendium_games_pass_the_conformance_check(player_count: int) ->
         )
 
 
+@pytest.mark.parametrize("player_count", [2, 3, 4, 5, 6])
+def test_random_competitive_games_with_default_options_end_by_themselves(player_count: int) -> None:
+    # Issue 15, "Every competitive game ends": no round_limit, every option at its default.
+    # These games run to 25 VP (thousands of steps at 6 players), so CI plays one per count
+    # and `make soak` forty.
+    for index in range(max(1, games_per_count() // 50)):
+        game = check_random_game(
+            IMPENDIUM,
+            player_count,
+            seed=f"impendium-open-{player_count}-{index}",
+            options={},
+            invariants=impendium_invariants,
+            check_views_every=25,
+        )
+        assert game.state["options"]["round_limit"] is None
+        assert game.state["end_trigger"]["reason"] in ("victory_points", "galaxies")
+
+
 def test_random_solo_impendium_games_pass_the_conformance_check() -> None:
     for index in range(games_per_count()):
         options = {

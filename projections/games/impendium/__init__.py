@@ -19,12 +19,40 @@ class Impendium(Ruleset):
     title = "Impendium"
     min_players = 1
     max_players = 6
-    rules_version = "1"
+    rules_version = "2"
     options = {
         "variant": "competitive",
         "fast_galaxies": False,
         "round_limit": None,
         "turmoil": False,
+    }
+    option_descriptions = {
+        "variant": (
+            '"competitive" (default, 2-6 players): ends once a player reaches 25 VP or a '
+            'galaxy of each colour exists, after one more turn each. "solo" (1 player): '
+            "ends only when won (a galaxy of each colour and 25 VP) or lost (no colony on the "
+            'map). "semi_cooperative": ends only when a galaxy of each colour exists; then '
+            'every player with 20+ VP wins. "cooperative": ends only when won (a galaxy of '
+            "each colour and 8 galaxies) or lost (fewer than 3 colonies per player on the "
+            "map). The rulebook sets no other end for the solo, semi-cooperative and "
+            "cooperative games, so they may go on without end: see round_limit."
+        ),
+        "fast_galaxies": (
+            "false (default): a galaxy is 3 connected stars of one colour; true: 2, the "
+            "rulebook's faster game (the solo game's Easy level)."
+        ),
+        "round_limit": (
+            "null (default, off as in the rulebook) or a whole number from 1: the game ends "
+            "after that round with the normal ranking; a solo game is then lost and a "
+            "semi-cooperative or cooperative one won by nobody. The rulebook has no round "
+            "limit: a competitive game ends by itself, but solo, semi-cooperative and "
+            "cooperative games end only by reaching their goal (or, solo and cooperative, by "
+            "losing), which may never happen; the limit is for timed play and simulations."
+        ),
+        "turmoil": (
+            "false (default) or true: the Turmoil Expansion (raiders, neutron storm, "
+            "mercenaries and merchants moving over the map)."
+        ),
     }
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:

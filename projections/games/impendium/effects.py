@@ -38,15 +38,32 @@ def lose(state: State, seat: int, resource: str, amount: int) -> None:
     pool[resource] = max(0, pool[resource] - amount)
 
 
+def pay(state: State, seat: int, cost: dict[str, int]) -> None:
+    """Pay ``cost`` (already checked with ``state.payment``), using up substitute tokens."""
+    taken = query.payment(state, seat, cost)
+    assert taken is not None
+    components.pool_pay(state["seats"][seat]["resources"], taken)
+    tokens = state["seats"][seat]["discounts"]["substitute"]
+    for res, units in taken.items():
+        extra = units - cost.get(res, 0)
+        if extra > 0:
+            tokens[res] -= extra
+            if tokens[res] <= 0:
+                del tokens[res]
+
+
 # -- colonies and galaxies ---------------------------------------------------------------
 
 
 def lift_disc(state: State, source: str) -> None:
-    """Take a colony disc off the map or a project ("map:x,y/slot", "project:card/slot")."""
+    """Take a colony disc off the map, a project or a harbinger ("map:x,y/slot",
+    "project:card/slot", "harbinger:x,y/slot")."""
     where, rest = source.split(":", 1)
     place, index = rest.rsplit("/", 1)
     if where == "map":
         state["board"][place]["colonies"][int(index)] = None
+    elif where == "harbinger":
+        state["board"][place]["discs"][int(index)] = None
     else:
         for project in state["projects"]:
             if project["card"] == place:
@@ -303,43 +320,29 @@ def defeat_harbinger(state: State, position: str) -> None:
 
 
 def check_ability(state: State, faction: str, target: int, action: dict[str, Any]) -> None:
-    ability = FACTIONS[faction]["ability"]
-    kind = ability["kind"]
-    extra = set(action) - {"type", "seat", "faction", "target", "resource", "amount"}
+    """Every ability takes only its target: the effects need no further choice."""
+    extra = set(action) - {"type", "seat", "faction", "target"}
     if extra:
         raise IllegalAction("bad_ability_use", f"Unexpected fields: {', '.join(sorted(extra))}.")
-    if kind != "substitute":
-        if "resource" in action or "amount" in action:
-            raise IllegalAction("bad_ability_use", "This ability takes no resource or amount.")
-        return
-    resource, amount = action.get("resource"), action.get("amount")
-    if resource not in RESOURCES or resource == ability["resource"]:
-        raise IllegalAction(
-            "bad_ability_use", f"Name the resource that {ability['resource']} stands in for."
-        )
-    if not isinstance(amount, int) or isinstance(amount, bool):
-        raise IllegalAction("bad_ability_use", f"Substitute 1 to {ability['amount']}.")
-    if not 1 <= amount <= ability["amount"]:
-        raise IllegalAction("bad_ability_use", f"Substitute 1 to {ability['amount']}.")
-    if state["seats"][target]["resources"][ability["resource"]] < amount:
-        raise IllegalAction(
-            "insufficient_resources", f"That player holds too little {ability['resource']}."
-        )
+
+
+#: The token bucket each lasting ability leaves on its target (until the round ends).
+TOKEN_BUCKETS = {
+    "project_discount": "project",
+    "colony_discount": "colony",
+    "substitute": "substitute",
+}
 
 
 def apply_ability(state: State, faction: str, target: int, action: dict[str, Any]) -> None:
+    """+N gains at once; a discount or SUB token waits for the target's next payments."""
     ability = FACTIONS[faction]["ability"]
     kind, resource, amount = ability["kind"], ability["resource"], ability["amount"]
-    pool = state["seats"][target]["resources"]
     if kind == "gain":
-        pool[resource] += amount
-    elif kind == "substitute":
-        pool[resource] -= action["amount"]
-        pool[action["resource"]] += action["amount"]
-    else:
-        bucket = "project" if kind == "project_discount" else "colony"
-        tokens = state["seats"][target]["discounts"][bucket]
-        tokens[resource] = tokens.get(resource, 0) + amount
+        state["seats"][target]["resources"][resource] += amount
+        return
+    tokens = state["seats"][target]["discounts"][TOKEN_BUCKETS[kind]]
+    tokens[resource] = tokens.get(resource, 0) + amount
 
 
 # -- galactic diplomacy --------------------------------------------------------------------------

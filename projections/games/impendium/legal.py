@@ -13,7 +13,7 @@ from projections import components
 from projections.games.impendium import board as grid
 from projections.games.impendium import effects, rules, turmoil
 from projections.games.impendium import state as query
-from projections.games.impendium.data import DIPLOMACY, FACTIONS, HARBINGERS, RESOURCES, STARS
+from projections.games.impendium.data import DIPLOMACY, HARBINGERS, RESOURCES, STARS
 
 State = dict[str, Any]
 Action = dict[str, Any]
@@ -25,20 +25,19 @@ def legal_actions(state: State, seat: int) -> list[Action]:
         return []
     if phase in ("setup_stars", "setup_colonies", "setup_arks"):
         return _setup_actions(state, seat) if state["setup_queue"][0] == seat else []
-    if phase == "federation_resource":
-        if state["federation_taken"][seat]:
-            return []
-        return [{"type": "take_federation_resource", "resource": r} for r in RESOURCES]
-    if phase != "actions":
-        return []
-    if state["pending"]:
-        pending = state["pending"][0]
-        if pending["kind"] in turmoil.BATTLES:
-            return []  # an automatic step rolls the battle's dice
-        return _choices(state, pending) if pending["seat"] == seat else []
+    if phase not in rules.ANY_TIME_PHASES or rules.due_system_step(state) is not None:
+        return []  # setup is over; an automatic step (a battle's dice among them) is due
     actions: list[Action] = []
-    if state["turn"] is not None and state["turn"]["seat"] == seat:
+    if phase == "federation_resource":
+        if not state["federation_taken"][seat]:
+            actions.extend({"type": "take_federation_resource", "resource": r} for r in RESOURCES)
+    elif state["pending"]:
+        pending = state["pending"][0]
+        if pending["seat"] == seat:
+            actions.extend(_choices(state, pending))
+    elif state["turn"] is not None and state["turn"]["seat"] == seat:
         actions.extend(_turn_actions(state, seat))
+    # Faction abilities and diplomacy cards: "at any time", on anyone's turn.
     actions.extend(_ability_uses(state, seat))
     actions.extend(_diplomacy_plays(state, seat))
     return actions
@@ -65,10 +64,15 @@ def _choices(state: State, pending: dict[str, Any]) -> list[Action]:
         loser = state["seats"][pending["from"]]["resources"]
         return [
             {"type": "take_spoils", "resources": taken}
-            for taken in _bounded_splits(pending["amount"], loser)
+            for taken in _bounded_splits(rules.spoils_due(state, pending), loser)
         ]
     if kind == "trade":
-        return [{"type": "answer_trade", "accept": True}, {"type": "answer_trade", "accept": False}]
+        answers = [{"type": "answer_trade", "accept": False}]
+        mine = state["seats"][pending["seat"]]["resources"]
+        theirs = state["seats"][pending["from"]]["resources"]
+        if components.can_pay(mine, pending["get"]) and components.can_pay(theirs, pending["give"]):
+            answers.insert(0, {"type": "answer_trade", "accept": True})
+        return answers
     if kind == "place_star":
         return [{"type": "place_star", "position": p} for p in effects.star_positions(state)]
     if kind == "place_harbinger":
@@ -94,22 +98,21 @@ def _bounded_splits(total: int, stock: dict[str, int]) -> list[dict[str, int]]:
 def _turn_actions(state: State, seat: int) -> list[Action]:
     turn = state["turn"]
     used = turn["used"]
-    pool = state["seats"][seat]["resources"]
     actions: list[Action] = []
     if "move" not in used or turn["moving"]:
         for target, cost in rules.move_targets(state, seat):
-            if pool["hydrogen"] >= cost:
+            if query.payment(state, seat, {"hydrogen": cost}) is not None:
                 actions.append({"type": "move", "to": target})
     actions.extend(_meetings(state, seat))
     if "build_colony" not in used:
         actions.extend(_colony_builds(state, seat))
-    if "federation_project" not in used and query.free_discs(state, seat) > 0:
+    if "federation_project" not in used:
         actions.extend(_constructions(state, seat))
         actions.extend(_battles(state, seat))
     if "recruit_faction" not in used:
         actions.extend(_recruits(state, seat))
     actions.extend(_turmoil_choices(state, seat))
-    if used:
+    if rules.acted(turn):
         actions.append({"type": "end_turn"})
     actions.append({"type": "pass"})
     return actions
@@ -132,7 +135,7 @@ def _turmoil_choices(state: State, seat: int) -> list[Action]:
                 )
     if "mercenaries" in here and not state["turn"].get("hired"):
         for pay in turmoil.MERCENARY_PAYMENTS:
-            if pool[pay] < turmoil.MERCENARY_FEE:
+            if query.payment(state, seat, {pay: turmoil.MERCENARY_FEE}) is None:
                 continue
             for other in range(query.seat_count(state)):
                 if other != seat:
@@ -163,12 +166,11 @@ def _meetings(state: State, seat: int) -> list[Action]:
 
 def _payments(state: State, seat: int, slot: dict[str, Any], discount: str) -> list[dict[str, Any]]:
     """The extra fields of each affordable way to pay a slot ({} or {"resource": r})."""
-    pool = state["seats"][seat]["resources"]
     options = [None] if "cost" in slot else list(RESOURCES)
     found = []
     for resource in options:
         priced = query.slot_cost(state, seat, slot, resource, discount)
-        if priced is not None and components.can_pay(pool, priced[0]):
+        if priced is not None and query.payment(state, seat, priced[0]) is not None:
             found.append({} if resource is None else {"resource": resource})
     return found
 
@@ -197,23 +199,33 @@ def _colony_builds(state: State, seat: int) -> list[Action]:
     return actions
 
 
+def _discs_for(state: State, seat: int, onto: str) -> list[dict[str, Any]]:
+    """A free disc ({}) if there is one, and every placed disc that may be lifted."""
+    found: list[dict[str, Any]] = [{}] if query.free_discs(state, seat) > 0 else []
+    found.extend({"relocate": source} for source in rules.relocation_sources(state, seat, onto))
+    return found
+
+
 def _constructions(state: State, seat: int) -> list[Action]:
     if query.ark_cell(state, seat) != grid.FEDERATION:
         return []
     actions: list[Action] = []
     for project in state["projects"]:
+        discs = _discs_for(state, seat, f"project:{project['card']}")
         for index, slot in enumerate(STARS[project["card"]]["slots"]):
             if project["discs"][index] is not None:
                 continue
             for payment in _payments(state, seat, slot, "project"):
-                actions.append(
-                    {
-                        "type": "construct_federation_star",
-                        "project": project["card"],
-                        "slot": index,
-                        **payment,
-                    }
-                )
+                for disc in discs:
+                    actions.append(
+                        {
+                            "type": "construct_federation_star",
+                            "project": project["card"],
+                            "slot": index,
+                            **payment,
+                            **disc,
+                        }
+                    )
     return actions
 
 
@@ -224,9 +236,13 @@ def _battles(state: State, seat: int) -> list[Action]:
     actions: list[Action] = []
     for position in query.harbinger_neighbours(state, ark):
         entry = state["board"][position]
+        discs = _discs_for(state, seat, f"harbinger:{position}")
         for index, slot in enumerate(HARBINGERS[entry["card"]]["slots"]):
             if entry["discs"][index] is None and _payments(state, seat, slot, "project"):
-                actions.append({"type": "battle_harbinger", "position": position, "slot": index})
+                actions.extend(
+                    {"type": "battle_harbinger", "position": position, "slot": index, **disc}
+                    for disc in discs
+                )
     return actions
 
 
@@ -238,7 +254,8 @@ def _recruits(state: State, seat: int) -> list[Action]:
     for resource in RESOURCES:
         if state["subverting"].get(resource) is None:
             continue
-        if mine["resources"][resource] < query.recruit_cost(state, seat, resource):
+        cost = query.recruit_cost(state, seat, resource)
+        if query.payment(state, seat, {resource: cost}) is None:
             continue
         if len(mine["factions"]) >= query.MAX_FACTIONS:
             for old in mine["factions"]:
@@ -254,17 +271,8 @@ def _ability_uses(state: State, seat: int) -> list[Action]:
     for faction in mine["factions"]:
         if faction in mine["turned"]:
             continue
-        ability = FACTIONS[faction]["ability"]
         for target in range(query.seat_count(state)):
-            base = {"type": "use_faction_ability", "faction": faction, "target": target}
-            if ability["kind"] != "substitute":
-                actions.append(base)
-                continue
-            held = state["seats"][target]["resources"][ability["resource"]]
-            for amount in range(1, min(held, ability["amount"]) + 1):
-                for other in RESOURCES:
-                    if other != ability["resource"]:
-                        actions.append({**base, "resource": other, "amount": amount})
+            actions.append({"type": "use_faction_ability", "faction": faction, "target": target})
     return actions
 
 

@@ -33,6 +33,7 @@ from projections import components
 from projections.games.impendium import board as grid
 from projections.games.impendium import effects, turmoil
 from projections.games.impendium import state as query
+from projections.games.impendium.actions import check_shape
 from projections.games.impendium.data import (
     ARK_COLOURS,
     DIPLOMACY,
@@ -112,7 +113,7 @@ def setup(players: list[str], options: dict[str, Any], rng: random.Random) -> St
                 "factions": components.draw(decks["factions"], 1),
                 "turned": [],
                 "hand": [],
-                "discounts": {"project": {}, "colony": {}},
+                "discounts": {"project": {}, "colony": {}, "substitute": {}},
             }
         )
     subverting = {res: components.draw(decks["factions"], 1)[0] for res in RESOURCES}
@@ -362,6 +363,13 @@ def _start_turn(state: State, seat: int) -> None:
     state["turn"] = {"seat": seat, "used": [], "moving": False, "met": []}
     if turmoil.in_play(state):
         state["turn"]["hired"] = False
+        state["turn"]["merchants"] = False
+
+
+def acted(turn: dict[str, Any]) -> bool:
+    """Whether the turn holds anything done: one of the four actions, an attack or a trade
+    (with a player or the merchants) or a mercenary hire (docs/rules/impendium.md)."""
+    return bool(turn["used"] or turn["met"] or turn.get("hired") or turn.get("merchants"))
 
 
 def _next_final_turn(state: State) -> None:
@@ -451,20 +459,26 @@ def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
     turn = require_turn(state, seat)
     _require_unused(turn, "move")
     target = action.get("to")
-    costs = dict(move_targets(state, seat))
-    if not isinstance(target, str) or target not in costs:
+    origin = query.ark_cell(state, seat)
+    # The same test as move_targets, for the one cell named.
+    if (
+        origin is None
+        or not isinstance(target, str)
+        or target not in grid.step_cells(origin)
+        or not grid.walkable(state["board"], target)
+    ):
         raise IllegalAction(
             "not_a_step",
             "Move one cardinal step at a time, from a card to a space next to it or from a "
             "space onto a card.",
         )
-    cost = costs[target]
-    have = state["seats"][seat]["resources"]["hydrogen"]
-    if have < cost:
+    cost = step_cost(state, seat, origin, target)
+    if query.payment(state, seat, {"hydrogen": cost}) is None:
+        have = state["seats"][seat]["resources"]["hydrogen"]
         raise IllegalAction(
             "insufficient_hydrogen", f"That step costs {cost} hydrogen; you have {have}."
         )
-    state["seats"][seat]["resources"]["hydrogen"] -= cost
+    effects.pay(state, seat, {"hydrogen": cost})
     state["arks"][seat] = target
     _mark_used(state, "move")
     turmoil.ark_arrives(state, seat)
@@ -519,15 +533,20 @@ def take_spoils(state: State, seat: int, action: Action, rng: random.Random) -> 
     pending = _require_pending(state, seat, "spoils")
     taken = action.get("resources")
     loser = state["seats"][pending["from"]]["resources"]
-    if not _is_amounts(taken) or sum(taken.values()) != pending["amount"]:
-        raise IllegalAction(
-            "bad_spoils", f"Take exactly {pending['amount']} resources, naming each kind."
-        )
+    amount = spoils_due(state, pending)
+    if not _is_amounts(taken, allow_empty=amount == 0) or sum(taken.values()) != amount:
+        raise IllegalAction("bad_spoils", f"Take exactly {amount} resources, naming each kind.")
     if not components.can_pay(loser, taken):
         raise IllegalAction("bad_spoils", "The losing player does not hold those resources.")
     components.pool_pay(loser, taken)
     components.pool_add(state["seats"][seat]["resources"], taken)
     state["pending"].pop(0)
+
+
+def spoils_due(state: State, pending: dict[str, Any]) -> int:
+    """The spoils still to take: never more than the loser holds now (a card or an ability
+    used while the winner chooses may have taken some away)."""
+    return min(pending["amount"], query.total_resources(state, pending["from"]))
 
 
 def _is_amounts(value: Any, allow_empty: bool = False) -> TypeGuard[dict[str, int]]:
@@ -547,6 +566,11 @@ def offer_trade(state: State, seat: int, action: Action, rng: random.Random) -> 
     if not _is_amounts(give) or not _is_amounts(get):
         raise IllegalAction(
             "nothing_for_nothing", "A trade must exchange resources both ways; no trading for zero."
+        )
+    if set(give) & set(get):
+        raise IllegalAction(
+            "same_kind_trade",
+            "No trading for zero: a kind of resource goes one way only, never both ways.",
         )
     if not components.can_pay(state["seats"][seat]["resources"], give):
         raise IllegalAction("insufficient_resources", "You do not hold what you offer.")
@@ -611,13 +635,12 @@ def _pay_slot(
             f"That slot asks for {slot['any']} of one resource of your choosing; name it.",
         )
     cost, used = priced
-    pool = state["seats"][seat]["resources"]
-    if not components.can_pay(pool, cost):
+    if query.payment(state, seat, cost) is None:
         short = ", ".join(f"{n} {r}" for r, n in sorted(cost.items()))
         raise IllegalAction("insufficient_resources", f"That slot costs {short}.")
 
     def pay() -> None:
-        components.pool_pay(pool, cost)
+        effects.pay(state, seat, cost)
         tokens = state["seats"][seat]["discounts"][discount]
         for res in used:
             tokens.pop(res, None)
@@ -631,19 +654,70 @@ def _slot_index(slots: list[dict[str, Any]], slot: Any) -> int:
     return slot
 
 
-def relocation_sources(state: State, seat: int) -> list[str]:
-    """Colonies this player may lift to build elsewhere (Build a Colony)."""
+def relocation_sources(state: State, seat: int, onto: str | None = None) -> list[str]:
+    """Discs this player may lift to place anew: "The colonies you have on the map or on
+    federation projects already also count as available colonies and you may remove one to
+    place the new one" (Build a Colony). ``onto`` is the federation project the disc goes to
+    (``project:S07``, ``harbinger:x,y``), whose own discs are not moved within it; None for
+    a colony on the map, which takes a project disc only while under the colony cap."""
     found = []
     for pos, entry in sorted(query.star_entries(state), key=lambda item: grid.coords(item[0])):
         for index, disc in enumerate(entry["colonies"]):
             if disc == seat:
                 found.append(f"map:{pos}/{index}")
-    if query.map_colonies(state, seat) < query.colony_cap(state, seat):
-        for project in state["projects"]:
+    if onto is None and query.map_colonies(state, seat) >= query.colony_cap(state, seat):
+        return found
+    for project in state["projects"]:
+        if f"project:{project['card']}" != onto:
             for index, disc in enumerate(project["discs"]):
                 if disc == seat:
                     found.append(f"project:{project['card']}/{index}")
+    for pos, entry in sorted(state["board"].items(), key=lambda item: grid.coords(item[0])):
+        if entry["kind"] == "harbinger" and f"harbinger:{pos}" != onto:
+            for index, disc in enumerate(entry["discs"]):
+                if disc == seat:
+                    found.append(f"harbinger:{pos}/{index}")
     return found
+
+
+def may_relocate(state: State, seat: int, source: Any, onto: str | None) -> bool:
+    """Whether ``source`` is one of ``relocation_sources(state, seat, onto)``, checked
+    without listing them all (the reducer's test; the list is for ``legal_actions``)."""
+    if not isinstance(source, str) or ":" not in source or "/" not in source:
+        return False
+    where, rest = source.split(":", 1)
+    place, index_text = rest.rsplit("/", 1)
+    if not index_text.isdecimal() or len(index_text) > 3:
+        return False  # no card has a thousand slots
+    index = int(index_text)
+    if where == "map":
+        entry = state["board"].get(place)
+        discs = entry["colonies"] if entry is not None and entry["kind"] == "star" else []
+    else:
+        if f"{where}:{place}" == onto:
+            return False
+        if onto is None and query.map_colonies(state, seat) >= query.colony_cap(state, seat):
+            return False
+        if where == "project":
+            project = next((p for p in state["projects"] if p["card"] == place), None)
+            discs = project["discs"] if project is not None else []
+        elif where == "harbinger":
+            entry = state["board"].get(place)
+            discs = entry["discs"] if entry is not None and entry["kind"] == "harbinger" else []
+        else:
+            return False
+    return index < len(discs) and discs[index] == seat
+
+
+def _relocation(state: State, seat: int, action: Action, onto: str | None) -> str | None:
+    relocate = action.get("relocate")
+    if relocate is not None and not may_relocate(state, seat, relocate, onto):
+        raise IllegalAction(
+            "bad_relocation",
+            "Lift one of your own discs on the map, on another federation project or on "
+            "another harbinger.",
+        )
+    return relocate if isinstance(relocate, str) else None
 
 
 def build_colony(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -659,11 +733,7 @@ def build_colony(state: State, seat: int, action: Action, rng: random.Random) ->
     slot = _slot_index(slots, action.get("slot"))
     if entry["colonies"][slot] is not None:
         raise IllegalAction("slot_taken", "That slot already holds a colony.")
-    relocate = action.get("relocate")
-    if relocate is not None and relocate not in relocation_sources(state, seat):
-        raise IllegalAction(
-            "bad_relocation", "Lift one of your own colonies on the map or on a project."
-        )
+    relocate = _relocation(state, seat, action, None)
     if relocate is None:
         if query.map_colonies(state, seat) >= query.colony_cap(state, seat):
             raise IllegalAction(
@@ -700,9 +770,13 @@ def construct_federation_star(state: State, seat: int, action: Action, rng: rand
     slot = _slot_index(slots, action.get("slot"))
     if project["discs"][slot] is not None:
         raise IllegalAction("slot_taken", "That slot already holds a colony disc.")
-    _require_free_disc(state, seat)
+    relocate = _relocation(state, seat, action, f"project:{project['card']}")
+    if relocate is None:
+        _require_free_disc(state, seat)
     pay = _pay_slot(state, seat, slots[slot], action.get("resource"), "project")
     pay()
+    if relocate is not None:
+        effects.lift_disc(state, relocate)
     project["discs"][slot] = seat
     _mark_used(state, "federation_project")
     if query.symbol_slots_filled(slots, project["discs"]):
@@ -712,7 +786,8 @@ def construct_federation_star(state: State, seat: int, action: Action, rng: rand
 def _require_free_disc(state: State, seat: int) -> None:
     if query.free_discs(state, seat) <= 0:
         raise IllegalAction(
-            "no_free_disc", "All 9 of your colony discs are in play; none is left for a project."
+            "no_free_disc",
+            "All 9 of your colony discs are in play; move one of them here (relocate).",
         )
 
 
@@ -762,9 +837,13 @@ def battle_harbinger(state: State, seat: int, action: Action, rng: random.Random
     slot = _slot_index(slots, action.get("slot"))
     if entry["discs"][slot] is not None:
         raise IllegalAction("slot_taken", "That slot already holds a colony disc.")
-    _require_free_disc(state, seat)
+    relocate = _relocation(state, seat, action, f"harbinger:{position}")
+    if relocate is None:
+        _require_free_disc(state, seat)
     pay = _pay_slot(state, seat, slots[slot], None, "project")
     pay()
+    if relocate is not None:
+        effects.lift_disc(state, relocate)
     entry["discs"][slot] = seat
     _mark_used(state, "federation_project")
     if all(disc is not None for disc in entry["discs"]):
@@ -796,14 +875,14 @@ def recruit_faction(state: State, seat: int, action: Action, rng: random.Random)
             "no_replacement_needed", "You have room for this faction; replace none."
         )
     cost = query.recruit_cost(state, seat, resource)
-    have = mine["resources"][resource]
-    if have < cost:
+    if query.payment(state, seat, {resource: cost}) is None:
+        have = mine["resources"][resource]
         raise IllegalAction(
             "insufficient_resources",
             f"Recruiting under {resource} costs {cost} {resource} (14 less your colonies that "
             f"produce it); you have {have}.",
         )
-    mine["resources"][resource] -= cost
+    effects.pay(state, seat, {resource: cost})
     if replace is not None:
         mine["factions"].remove(replace)
         if replace in mine["turned"]:
@@ -845,9 +924,10 @@ def take_ruler(state: State, seat: int, action: Action, rng: random.Random) -> N
 
 def end_turn(state: State, seat: int, action: Action, rng: random.Random) -> None:
     turn = require_turn(state, seat)
-    if not turn["used"]:
+    if not acted(turn):
         raise IllegalAction(
-            "no_action_taken", "Take an action first, or pass to stop for this round."
+            "no_action_taken",
+            "Do something first (an action, an attack or a trade), or pass to stop for this round.",
         )
     _finish_turn(state, passing=False)
 
@@ -861,11 +941,19 @@ def pass_round(state: State, seat: int, action: Action, rng: random.Random) -> N
 # -- faction abilities and galactic diplomacy (at any time) ---------------------------------
 
 
+#: The phases in which players act; the others are automatic steps or setup.
+ANY_TIME_PHASES = ("federation_resource", "actions")
+
+
 def require_any_time(state: State) -> None:
-    if state["phase"] != "actions":
-        raise IllegalAction("phase_mismatch", "This is used during the action turns.")
-    if state["pending"]:
-        raise IllegalAction("awaiting_choice", "Wait until the pending choice is settled.")
+    """ "At any time": in any round's player phases, on anyone's turn, while a choice is
+    pending too; not during setup (no round yet) nor while an automatic step is due."""
+    if state["phase"] not in ANY_TIME_PHASES:
+        raise IllegalAction(
+            "phase_mismatch", "This is used once the rounds have begun, between automatic steps."
+        )
+    if due_system_step(state) is not None:
+        raise IllegalAction("awaiting_system", "Wait until the game's automatic step is taken.")
 
 
 def use_faction_ability(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -915,6 +1003,7 @@ def trade_with_merchants(state: State, seat: int, action: Action, rng: random.Ra
     pool = state["seats"][seat]["resources"]
     components.pool_pay(pool, give)
     components.pool_add(pool, get)
+    state["turn"]["merchants"] = True
 
 
 def hire_mercenaries(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -923,7 +1012,7 @@ def hire_mercenaries(state: State, seat: int, action: Action, rng: random.Random
     turn = require_turn(state, seat)
     pay, target = action.get("pay"), action.get("target")
     turmoil.check_hire(state, seat, turn, pay, target)
-    state["seats"][seat]["resources"][str(pay)] -= turmoil.MERCENARY_FEE
+    effects.pay(state, seat, {str(pay): turmoil.MERCENARY_FEE})
     state["turn"]["hired"] = True
     state["pending"].append({"kind": "mercenary_battle", "seat": seat, "target": target})
 
@@ -936,7 +1025,7 @@ def end_of_round(state: State, rng: random.Random) -> None:
     limit = state["options"]["round_limit"]
     for mine in state["seats"]:
         mine["turned"] = []
-        mine["discounts"] = {"project": {}, "colony": {}}
+        mine["discounts"] = {"project": {}, "colony": {}, "substitute": {}}
     state["last_attack"] = None
     if limit is not None and state["round"] >= limit:
         state["end_trigger"] = {"reason": "round_limit", "seat": None}
@@ -1110,24 +1199,30 @@ def due_system_step(state: State) -> str | None:
 
 
 def apply(state: State, action: Action, rng: random.Random) -> None:
-    """Validate, then mutate; every handler checks everything before its first change."""
+    """Validate, then mutate: the action's shape first (``actions.check_shape``), then every
+    handler checks everything before its first change."""
+    if not isinstance(action, dict):
+        raise IllegalAction("bad_action", "An action is an object with a type.")
     seat = action.get("seat")
     kind = action.get("type")
     if seat is None:
         due = due_system_step(state)
         if due is None or kind != due:
             raise IllegalAction("no_system_step", "No such automatic step is due now.")
+        if set(action) - {"type", "seat"}:
+            raise IllegalAction("unknown_field", "An automatic step takes only its type.")
         SYSTEM_STEPS[due](state, rng)
         _check_end(state)
         return
     if kind in SYSTEM_TYPES:
         raise IllegalAction("system_action_only", "That step is taken by the game, not a player.")
-    handler = SEAT_ACTIONS.get(kind) if isinstance(kind, str) else None
-    if handler is None:
+    if not isinstance(kind, str) or kind not in SEAT_ACTIONS:
         raise IllegalAction("unknown_action", f"Impendium has no action {kind!r}.")
+    handler = SEAT_ACTIONS[kind]
     if state["finished"]:
         raise IllegalAction("game_finished", "The game is over.")
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(state["players"]):
         raise IllegalAction("bad_seat", "No such seat in this game.")
+    check_shape(kind, action)
     handler(state, seat, action, rng)
     _check_end(state)

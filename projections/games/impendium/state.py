@@ -118,6 +118,42 @@ def slot_cost(
     return {resource: slot["any"]}, []
 
 
+def payment(state: State, seat: int, cost: dict[str, int]) -> dict[str, int] | None:
+    """What paying ``cost`` takes from this player's pool, or None when they cannot.
+
+    A SUB faction ("Substitute up to 2 water to pay the cost of 2 of any other resource")
+    leaves a token (``discounts["substitute"]``, resource -> units left this round): the
+    part of a cost the pool cannot meet in another resource is paid with the token's
+    resource instead, unit for unit, while the token and that resource last. Shortfalls
+    are covered in resource order, from the tokens in resource order.
+    """
+    pool = state["seats"][seat]["resources"]
+    taken = {res: n for res, n in cost.items() if n > 0}
+    short = {res: n - pool[res] for res, n in taken.items() if n > pool[res]}
+    if not short:
+        return taken
+    tokens = state["seats"][seat]["discounts"]["substitute"]
+    spare = {res: pool[res] - taken.get(res, 0) for res in RESOURCES}
+    left = {res: tokens.get(res, 0) for res in RESOURCES}
+    for res in RESOURCES:
+        need = short.get(res, 0)
+        for wild in RESOURCES:
+            if need == 0:
+                break
+            if wild == res:
+                continue
+            units = min(need, left[wild], spare[wild])
+            if units > 0:
+                need -= units
+                left[wild] -= units
+                spare[wild] -= units
+                taken[res] -= units
+                taken[wild] = taken.get(wild, 0) + units
+        if need:
+            return None
+    return {res: n for res, n in taken.items() if n > 0}
+
+
 def ark_cell(state: State, seat: int) -> str | None:
     ark = state["arks"][seat]
     return ark if isinstance(ark, str) else None
@@ -135,6 +171,8 @@ def galaxy_colours(state: State) -> set[str]:
 
 
 def every_colour_has_a_galaxy(state: State) -> bool:
+    if len(state["galaxies"]) < len(COLOURS):
+        return False
     return galaxy_colours(state) >= set(COLOURS)
 
 

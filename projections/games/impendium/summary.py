@@ -13,7 +13,8 @@ State = dict[str, Any]
 
 
 def _amounts(amounts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(amounts.items()))
+    listed = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(amounts.items()))
+    return listed or "nothing"
 
 
 def _where(state: State, position: str) -> str:
@@ -76,7 +77,8 @@ def _build(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
 
 def _construct(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     star = STARS[a["project"]]
-    return f"{who} helped construct the federation star {star['name']} (slot {a['slot']})"
+    moved = " (moving a disc)" if a.get("relocate") else ""
+    return f"{who} helped construct the federation star {star['name']} (slot {a['slot']}){moved}"
 
 
 def _recruit(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
@@ -124,6 +126,7 @@ _LINES = {
     ),
     "battle_harbinger": lambda s, who, n, a: (
         f"{who} battled the harbinger at {a['position']} (slot {a['slot']})"
+        + (" (moving a disc)" if a.get("relocate") else "")
     ),
     "recruit_faction": _recruit,
     "keep_diplomacy": lambda s, who, n, a: f"{who} kept two galactic diplomacy cards",

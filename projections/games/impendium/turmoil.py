@@ -14,6 +14,7 @@ from typing import Any
 
 from projections import components
 from projections.games.impendium import board as grid
+from projections.games.impendium import state as query
 from projections.games.impendium.data import RESOURCES
 from projections.ruleset import IllegalAction
 
@@ -255,7 +256,7 @@ def check_hire(state: State, seat: int, turn: dict[str, Any], pay: Any, target: 
     ):
         raise IllegalAction("bad_target", "Name another player for the mercenaries to attack.")
     have = state["seats"][seat]["resources"][pay]
-    if have < MERCENARY_FEE:
+    if query.payment(state, seat, {pay: MERCENARY_FEE}) is None:
         raise IllegalAction(
             "insufficient_resources", f"Hiring costs {MERCENARY_FEE} {pay}; you have {have}."
         )

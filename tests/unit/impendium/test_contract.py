@@ -7,11 +7,15 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from projections.fold import copy_state
 from projections.games.impendium import IMPENDIUM, data
+from projections.games.impendium.actions import SCHEMAS, shape_problem
 from projections.games.impendium.data import STARS
-from projections.ruleset import get_ruleset
-from tests.unit.impendium.helpers import act, fresh, put_star, star_ids, started, table
+from projections.ruleset import IllegalAction, get_ruleset
+from tests.unit.impendium.helpers import act, fresh, put_star, refused, star_ids, started, table
 
 
 def test_the_ruleset_is_registered_under_its_id() -> None:
@@ -22,6 +26,11 @@ def test_the_ruleset_is_registered_under_its_id() -> None:
         "round_limit": None,
         "turmoil": False,
     }
+
+
+def test_every_option_is_described_for_clients() -> None:
+    assert set(IMPENDIUM.option_descriptions) == set(IMPENDIUM.options)
+    assert all(text.strip() for text in IMPENDIUM.option_descriptions.values())
 
 
 def test_a_view_shows_deck_sizes_never_their_order() -> None:
@@ -202,3 +211,84 @@ def test_a_view_gives_each_players_colony_limits_and_recruiting_costs() -> None:
     assert seen["free_discs"] == 7
     assert seen["recruit_costs"]["water"] == 12
     assert seen["recruit_costs"]["artifacts"] == 14
+
+
+SHAPE_REFUSALS = [
+    ({"type": "pass", "note": "bye"}, "unknown_field"),
+    ({"type": "move", "to": "1,0", "replace": "F01"}, "unknown_field"),
+    ({"type": "move"}, "not_a_step"),
+    ({"type": "move", "to": 10}, "not_a_step"),
+    ({"type": "attack", "target": True}, "bad_target"),
+    (
+        {"type": "offer_trade", "target": 1, "give": {"water": True}, "get": {"hydrogen": 1}},
+        "nothing_for_nothing",
+    ),
+    ({"type": "build_colony", "slot": False}, "bad_slot"),
+    ({"type": "build_colony", "slot": 0, "relocate": 3}, "bad_relocation"),
+    (
+        {"type": "use_faction_ability", "faction": "F13", "target": 0, "amount": 2},
+        "bad_ability_use",
+    ),
+    ({"type": "play_diplomacy", "card": "D09", "colour": "red"}, "bad_diplomacy_use"),
+]
+
+
+@pytest.mark.parametrize(("action", "code"), SHAPE_REFUSALS)
+def test_a_malformed_action_is_refused_by_its_shape_with_the_fields_code(
+    action: dict, code: str
+) -> None:
+    # Issue 13, "A hard contract": only IllegalAction, state unchanged, booleans no numbers.
+    state = table()
+    state["seats"][0]["factions"] = ["F13"]
+    state["seats"][0]["hand"] = ["D09"]
+    refused(state, 0, action, code)
+
+
+def test_an_answer_is_true_or_false_never_a_number() -> None:
+    state = table()
+    act(state, 0, "offer_trade", target=1, give={"water": 1}, get={"hydrogen": 1})
+    refused(state, 1, {"type": "answer_trade", "accept": 1}, "bad_answer")
+
+
+def test_an_action_that_is_no_object_and_an_automatic_step_with_fields_are_refused() -> None:
+    state = table()
+    before = copy_state(state)
+    with pytest.raises(IllegalAction) as caught:
+        IMPENDIUM.apply(state, ["pass"], random.Random(1))  # type: ignore[arg-type]
+    assert caught.value.code == "bad_action" and state == before
+    act(state, 0, "pass")
+    act(state, 1, "pass")
+    refused(state, None, {"type": "end_of_round", "extra": 1}, "unknown_field")
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=8),
+    st.sampled_from([10**20, 1.5, "", "1,0", "-2,4", "water", "gold", "S01", "F13", "D09"]),
+    st.sampled_from(["map:2,0/1", "project:S07/0", "harbinger:0,2/3", "artifacts", "x,y"]),
+    st.dictionaries(
+        st.sampled_from(["water", "hydrogen", "gold"]),
+        st.one_of(st.integers(-1, 3), st.booleans(), st.none()),
+        max_size=2,
+    ),
+    st.lists(st.integers(0, 2), max_size=2),
+)
+
+
+@given(
+    kind=st.sampled_from(sorted(SCHEMAS)),
+    data=st.data(),
+)
+@settings(max_examples=400, derandomize=True, deadline=None)
+def test_the_fast_shape_check_agrees_with_the_marshmallow_schema(kind: str, data) -> None:
+    declared = sorted(SCHEMAS[kind]().fields)
+    keys = st.sampled_from([*declared, "no_such_key"])
+    action = data.draw(st.dictionaries(keys, _VALUES, max_size=len(declared) + 1))
+    action["type"] = kind
+    errors = SCHEMAS[kind]().validate(action)
+    found = shape_problem(kind, action)
+    assert (found is None) == (not errors), (action, errors, found)
+    if found is not None:
+        field = found[0] or "no_such_key"
+        assert field in errors, (action, errors, found)

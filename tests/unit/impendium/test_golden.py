@@ -184,9 +184,14 @@ def test_the_substitute_faction_lets_two_water_stand_for_two_of_another_resource
     state = table()
     state["seats"][0]["factions"] = [sub]
     act(state, 0, "pass")  # abilities work on any player's turn: now it is seat 1's
-    act(state, 0, "use_faction_ability", faction=sub, target=0, resource="artifacts", amount=2)
-    assert state["seats"][0]["resources"]["water"] == 3
-    assert state["seats"][0]["resources"]["artifacts"] == 7
+    act(state, 0, "use_faction_ability", faction=sub, target=1)
+    assert state["seats"][1]["discounts"]["substitute"] == {"water": 2}
+    state["seats"][1]["resources"].update(artifacts=0, water=3)
+    put_star(state, "2,0", "S04")  # slot 1 costs 1 artifact
+    state["arks"][1] = "2,0"
+    act(state, 1, "build_colony", slot=1)  # the artifact is paid with 1 water
+    assert state["seats"][1]["resources"]["water"] == 2
+    assert state["seats"][1]["discounts"]["substitute"] == {"water": 1}
 
 
 def test_the_water_project_discount_takes_two_water_off_a_slot_demanding_water() -> None:

@@ -105,7 +105,7 @@ def test_the_end_of_round_resets_factions_and_passes_the_marker() -> None:
     assert state["start_player"] == 1
     assert state["round"] == 2
     assert state["seats"][0]["turned"] == []
-    assert state["seats"][0]["discounts"] == {"project": {}, "colony": {}}
+    assert state["seats"][0]["discounts"] == {"project": {}, "colony": {}, "substitute": {}}
 
 
 def test_the_round_limit_ends_the_game_with_the_normal_ranking() -> None:

@@ -138,10 +138,14 @@ def _play_by_policy(players: int, seed: str, rounds: int) -> dict:
     return state
 
 
-def test_eight_rounds_of_a_seeded_three_player_game_keep_the_books_straight() -> None:
+def test_a_seeded_three_player_game_ends_on_victory_points_with_the_books_straight() -> None:
+    # A project-first policy keeps reusing its placed discs ("you may remove one to place
+    # the new one"), so it reaches 25 VP well before the 8-round limit.
     state = _play_by_policy(3, "g1", 8)
     result = IMPENDIUM.result(state)
-    assert result is not None and result["end_trigger"]["reason"] == "round_limit"
+    assert result is not None and result["end_trigger"]["reason"] == "victory_points"
+    assert state["round"] < 8
+    assert state["seats"][result["end_trigger"]["seat"]]["vp"] >= 25
     placed = [e for e in state["board"].values() if e["kind"] == "star"]
     assert len(placed) > 3  # federation stars were constructed and placed
     assert any(e["kind"] == "harbinger" for e in state["board"].values()) or any(
