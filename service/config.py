@@ -43,6 +43,12 @@ class Config:
     retry_after_seconds: int = 1
     #: MEEPLE_READMODEL_URL: where the game index lives; None = beside the event store.
     readmodel_url: str | None = None
+    #: MEEPLE_MAX_UNDO_STEPS: the most steps one undo or redo request may take (``steps``).
+    max_undo_steps: int = 100
+    #: MEEPLE_MAX_PAGE: the most events one page of the events or the timeline holds (``limit``).
+    max_page: int = 1000
+    #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
+    audit_cache_size: int = 256
 
 
 _ENV_NAMES = {
@@ -56,10 +62,16 @@ _ENV_NAMES = {
     "action_retries": "MEEPLE_ACTION_RETRIES",
     "retry_after_seconds": "MEEPLE_RETRY_AFTER",
     "readmodel_url": "MEEPLE_READMODEL_URL",
+    "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
+    "max_page": "MEEPLE_MAX_PAGE",
+    "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
-    "retry_after_seconds"
+    "retry_after_seconds",
+    "max_undo_steps",
+    "max_page",
+    "audit_cache_size",
 }
 
 
@@ -93,3 +105,8 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_MAX_BODY_BYTES must be at least 1024")
     if config.action_retries < 0:
         raise ConfigError("MEEPLE_ACTION_RETRIES cannot be negative")
+    for name in ("max_undo_steps", "max_page"):
+        if getattr(config, name) < 1:
+            raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
+    if config.audit_cache_size < 0:
+        raise ConfigError("MEEPLE_AUDIT_CACHE_SIZE cannot be negative")
