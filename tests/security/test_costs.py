@@ -24,7 +24,7 @@ from tests.security.conftest import Answer, LiveServer
 
 ADMIN_KEY = "costs-admin-key-0123456789abcdef"
 #: how long a grown branch's undo, audit or timeline may take to answer at all, four at once
-ANSWERS_WITHIN = 20.0
+ANSWERS_WITHIN = 10.0
 GROWN_TO = 5000
 STEPS = 100
 #: picks the holder's moves (random play makes a game long enough; the first move may not)
@@ -116,7 +116,7 @@ def _timed(call: Callable[[], Answer]) -> Answer:
 
 def _branch_in_play(server: LiveServer) -> tuple[str, str]:
     """A seat's branch of a new Gutenberg game, played on by its holder until at least
-    ``STEPS`` + 20 steps, stopping where neither the state now nor ``STEPS`` steps back
+    ``STEPS`` + 50 steps, stopping where neither the state now nor ``STEPS`` steps back
     waits for an automatic step (the service would run it at once and end the redo)."""
     game = server.create_game(players=4)
     made = server.call(
@@ -132,7 +132,7 @@ def _branch_in_play(server: LiveServer) -> tuple[str, str]:
         if status["awaiting_system"]:
             time.sleep(0.05)
             continue
-        if version - floor >= STEPS + 20 and _rests(server, branch, version - STEPS):
+        if version - floor >= STEPS + 50 and _rests(server, branch, version - STEPS):
             return branch, token
         _play_one(server, branch, token, status["to_act"][0])
 
