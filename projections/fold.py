@@ -693,11 +693,9 @@ class Folder:
             self._maybe_snapshot(game)
 
     def _maybe_snapshot(self, game: Game) -> None:
-        """A snapshot every ``snapshot_interval`` events, and wherever a step event brings the
-        effective history to a multiple of it (where ``_rebuild`` looks first after an undo).
-        A state an undo left stale is not rebuilt only to be saved."""
-        if game.stale:
-            return
+        """A snapshot every ``snapshot_interval`` events (what ``load(at=N)`` starts from),
+        and wherever a step event brings the effective history to a multiple of it (what
+        ``_rebuild`` looks for first after an undo)."""
         every = self.snapshot_interval
         at_position = bool(game.effective) and game.effective[-1] == game.version
         if game.version % every == 0 or (at_position and game.position % every == 0):

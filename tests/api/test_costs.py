@@ -1,7 +1,7 @@
 """What ``undo?steps=k`` and the audit cost through the API, counted with spies (not timed):
 on a long branch, undoing 100 steps applies about one snapshot interval of steps (a rebuild
-by the request, at most one more by the jobs), not 100 refolds; a second audit of the same
-version computes nothing, the next version's is computed afresh."""
+where it ends, one more if it crosses a multiple of the interval), not 100 refolds; a second
+audit of the same version computes nothing, the next version's is computed afresh."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """What undo, the timeline and audits cost, counted (never timed): how many steps the rules
-apply. A run of k ``undone`` events costs one rebuild from the nearest snapshot (at most a
-snapshot interval of steps), not k; an in-memory fold rebuilds from its own checkpoints; a
-timeline page folds once; an audit is computed once per version, however many ask at once.
-The states and entries are the same as the reference fold's.
+apply. A run of k ``undone`` events costs one rebuild from the nearest snapshot (fewer than
+a snapshot interval of steps), not k, and one more where the run crosses a multiple of the
+interval (the snapshot saved there needs its state); an in-memory fold rebuilds from its
+own checkpoints; a timeline page folds once; an audit is computed once per version, however
+many ask at once. The states and entries are the same as the reference fold's.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def stored(store: EventStore, log: MemoryLog, upto: int | None = None) -> None:
 # -- undo ---------------------------------------------------------------------------------
 
 
-def test_folding_a_hundred_undone_events_rebuilds_the_state_once(
+def test_folding_a_hundred_undone_events_rebuilds_the_state_at_most_twice(
     store: EventStore, applies: Applies
 ) -> None:
     log = played()
@@ -99,7 +100,7 @@ def test_folding_a_hundred_undone_events_rebuilds_the_state_once(
 
     game, count = applies.during(lambda: folder.load(log.game_id))
 
-    assert count <= INTERVAL
+    assert count <= 2 * INTERVAL
     reference = fold(log.envelopes)
     assert game.state == reference.state and game.effective == reference.effective
 
@@ -116,8 +117,9 @@ def test_undo_and_redo_runs_on_a_grown_log_each_cost_at_most_an_interval(
         undo_redo(log, [(kind, 100)])
         stored(store, log)
         game, count = applies.during(lambda: folder.load(log.game_id))
-        # an undo run: one rebuild; a redo run: its 100 steps applied again
-        assert count <= INTERVAL, kind
+        # an undo run: a rebuild (two if it crosses a multiple of the interval); a redo
+        # run: its 100 steps applied again
+        assert count <= 2 * INTERVAL, kind
         assert game.state == fold(log.envelopes).state
 
 
