@@ -68,7 +68,7 @@ class Game:
 
     After an ``undone`` the state is rebuilt only when something reads it: a run of k
     ``undone`` events (``undo?steps=k``, or catching up over them) costs one rebuild from the
-    nearest snapshot, not k (docs/history.md, "What undo costs").
+    nearest snapshot, not k (docs/history.md, "What undo and redo cost").
     """
 
     def __init__(
