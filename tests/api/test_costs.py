@@ -80,3 +80,18 @@ def test_a_second_audit_of_the_same_version_does_not_fold_again(
     # the undo, and the automatic step it took back, run again by the jobs
     assert third.json["ok"] and third.json["events"] > first.json["events"]
     assert len(audits) == 2
+
+
+def test_pages_of_events_and_timeline_chain_by_next_after_over_the_whole_log(
+    client: FlaskClient, services: Services
+) -> None:
+    branch, _ = long_branch(client, services)
+    version = client.get(f"/games/{branch}").json["version"]
+    for what in ("events", "timeline"):
+        seqs: list[int] = []
+        after: int | None = 0
+        while after is not None:
+            page = client.get(f"/games/{branch}/{what}?after={after}&limit=150").json
+            seqs.extend(entry["seq"] for entry in page["events"])
+            after = page["next_after"]
+        assert seqs == list(range(1, version + 1)), what
