@@ -726,7 +726,24 @@ class Folder:
             limit = seq - 1
         if base is None:
             base = start(self._fetch(game_id, 1), lambda seq: self._fetch(game_id, seq))
-        return refold_steps(base, effective, lambda seq: self._fetch(game_id, seq), before)
+        steps = self.read_events(game_id, effective[len(base.effective) :])
+        return refold_steps(base, effective, steps.__getitem__, before)
+
+    def read_events(self, game_id: str, seqs: list[int]) -> dict[int, Envelope]:
+        """The events at ``seqs`` (seq -> envelope): in one read when they lie close together
+        (the steps an undo folds again, or takes back, usually do), else one by one."""
+        if not seqs:
+            return {}
+        first, last = min(seqs), max(seqs)
+        if last - first >= 4 * len(seqs):
+            return {seq: self._fetch(game_id, seq) for seq in seqs}
+        wanted = set(seqs)
+        read = self.store.read(game_id, after=first - 1, limit=last - first + 1)
+        found = {envelope["seq"]: envelope for envelope in read if envelope["seq"] in wanted}
+        if len(found) != len(wanted):
+            missing = min(wanted - set(found))
+            raise ReplayError(missing, "event is missing from the store")
+        return found
 
     def _position_snapshot(self, game_id: str, effective: list[int]) -> Game | None:
         # A step stands at one position on top of the same steps whenever it is effective

@@ -27,7 +27,7 @@ from events.envelope import Envelope, NewEvent
 from events.sqlite_pool import SQLitePool
 from events.store import ConcurrencyConflict
 from projections.audit import AuditCache, audit, audit_branch_source, jsonl_lines, read_log
-from projections.fold import Fetch, Game, RulesVersionMismatch
+from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
@@ -395,10 +395,8 @@ def _decide_moves(game: Game, what: str, seat: int | None, steps: int) -> list[N
     Deciding needs only the effective history and the redo stack, never the state: the
     state after the undos is rebuilt once, from the nearest snapshot, when it is next read
     (docs/history.md, "What undo and redo cost")."""
-    game_id = str(game.meta["game_id"])
-    fetch, _ = _services().folder.stepper(game_id)
     taken, put = (game.effective, game.redo) if what == "undo" else (game.redo, game.effective)
-    tops = _read_seqs(game_id, taken[-steps:], fetch)
+    tops = _services().folder.read_events(str(game.meta["game_id"]), taken[-steps:])
     decide = undo_event if what == "undo" else redo_event
     events = []
     for _ in range(steps):
@@ -406,19 +404,6 @@ def _decide_moves(game: Game, what: str, seat: int | None, steps: int) -> list[N
         put.append(taken.pop())
         game.version += 1
     return events
-
-
-def _read_seqs(game_id: str, seqs: list[int], fetch: Fetch) -> dict[int, Envelope]:
-    """The events at ``seqs``: in one read when they lie close together (the steps a batch
-    of undos takes back usually do), else one by one."""
-    if not seqs:
-        return {}
-    first, last = min(seqs), max(seqs)
-    if last - first < 4 * len(seqs):
-        wanted = set(seqs)
-        read = _services().store.read(game_id, after=first - 1, limit=last - first + 1)
-        return {envelope["seq"]: envelope for envelope in read if envelope["seq"] in wanted}
-    return {seq: fetch(seq) for seq in seqs}
 
 
 def _moved(
