@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from events.envelope import Envelope, canonical_json, verify_chain
+from events.store import EventStore
 from projections.fold import Game, ReplayError, decide_system, replay, start
 
 
@@ -87,9 +91,34 @@ def parse_jsonl(raw: bytes) -> list[Envelope]:
     return envelopes
 
 
-def to_jsonl(envelopes: list[Envelope]) -> bytes:
+def to_jsonl(envelopes: Iterable[Envelope]) -> bytes:
     """The exported form of a log: canonical JSON, one envelope a line."""
-    return b"".join(canonical_json(envelope) + b"\n" for envelope in envelopes)
+    return b"".join(jsonl_lines(envelopes))
+
+
+def jsonl_lines(envelopes: Iterable[Envelope]) -> Iterator[bytes]:
+    """The exported form of a log, a line at a time (to stream it)."""
+    for envelope in envelopes:
+        yield canonical_json(envelope) + b"\n"
+
+
+#: Events read from the store at a time when a whole log is streamed.
+READ_PAGE = 500
+
+
+def read_log(
+    store: EventStore, game_id: str, upto: int | None = None, page: int = READ_PAGE
+) -> Iterator[Envelope]:
+    """A game's events up to seq ``upto`` (default: all), read ``page`` at a time, so
+    streaming a long log holds one page in memory, not the log."""
+    after = 0
+    while upto is None or after < upto:
+        wanted = page if upto is None else min(page, upto - after)
+        envelopes = store.read(game_id, after=after, limit=wanted)
+        if not envelopes:
+            return
+        yield from envelopes
+        after = envelopes[-1]["seq"]
 
 
 def audit(envelopes: list[Envelope]) -> AuditReport:
@@ -185,3 +214,52 @@ def _check_system_step(game: Game, envelope: Envelope) -> None:
         )
     if event.data["public_hash"] != envelope["data"].get("public_hash"):
         raise ReplayError(envelope["seq"], "the automatic step's recorded result differs")
+
+
+# -- computed once per version ---------------------------------------------------------
+
+
+class AuditCache:
+    """Audit outcomes, one per (game, version), computed once however many ask at once.
+
+    A log only grows, so an audit of version N stays true of version N: a finished game's
+    audit never changes, an unfinished game's holds until its next event. Requests for an
+    audit being computed wait for it rather than computing it again. The ``size`` most
+    recently used outcomes are kept (in this process: each API process has its own).
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._done: OrderedDict[Hashable, dict[str, Any]] = OrderedDict()
+        self._running: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+        #: how many audits were computed (not served from the cache): for tests and metrics
+        self.computed = 0
+
+    def get(self, key: Hashable, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The outcome for ``key``, computed by ``compute`` only if nobody has or is."""
+        while True:
+            with self._lock:
+                if key in self._done:
+                    self._done.move_to_end(key)
+                    return self._done[key]
+                running = self._running.get(key)
+                if running is None:
+                    running = self._running[key] = threading.Event()
+                    break
+            # Another request is computing it: wait, then look again (if it failed, this
+            # request computes it in turn).
+            running.wait()
+        try:
+            outcome = compute()
+            with self._lock:
+                self.computed += 1
+                if self.size > 0:
+                    self._done[key] = outcome
+                    while len(self._done) > self.size:
+                        self._done.popitem(last=False)
+        finally:
+            with self._lock:
+                del self._running[key]
+            running.set()
+        return outcome

@@ -28,7 +28,6 @@ import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from events.envelope import Envelope, NewEvent, canonical_json
@@ -64,16 +63,61 @@ def public_hash(ruleset: Ruleset, state: State) -> str:
     return hashlib.sha256(canonical_json(ruleset.view(state, None))).hexdigest()
 
 
-@dataclass
 class Game:
-    """A folded game: its state and where it stands in its log."""
+    """A folded game: its state and where it stands in its log.
 
-    ruleset: Ruleset
-    meta: dict[str, Any]
-    state: State
-    version: int = 0
-    effective: list[int] = field(default_factory=list)
-    redo: list[int] = field(default_factory=list)
+    After an ``undone`` the state is rebuilt only when something reads it: a run of k
+    ``undone`` events (``undo?steps=k``, or catching up over them) costs one rebuild from the
+    nearest snapshot, not k (docs/history.md, "What undo and redo cost").
+    """
+
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        meta: dict[str, Any],
+        state: State,
+        version: int = 0,
+        effective: list[int] | None = None,
+        redo: list[int] | None = None,
+    ) -> None:
+        self.ruleset = ruleset
+        self.meta = meta
+        self._state = state
+        #: (rebuild, before): how to rebuild the state after the effective history, if stale
+        self._pending: tuple[Rebuild, int] | None = None
+        self.version = version
+        self.effective: list[int] = effective if effective is not None else []
+        self.redo: list[int] = redo if redo is not None else []
+
+    def __repr__(self) -> str:
+        return f"Game({self.meta.get('game_id')!r}, version={self.version})"
+
+    @property
+    def state(self) -> State:
+        """The state after the effective history (rebuilt now if an undo left it stale)."""
+        self.settle()
+        return self._state
+
+    @state.setter
+    def state(self, value: State) -> None:
+        self._state = value
+        self._pending = None
+
+    @property
+    def stale(self) -> bool:
+        """Whether the state waits to be rebuilt (after an undo nobody has looked at yet)."""
+        return self._pending is not None
+
+    def settle(self) -> None:
+        """Rebuild a stale state now (before the game is shared, say)."""
+        if self._pending is not None:
+            rebuild, before = self._pending
+            self._state = rebuild(list(self.effective), before)
+            self._pending = None
+
+    def defer_rebuild(self, rebuild: Rebuild, before: int) -> None:
+        """Mark the state stale: ``rebuild(effective, before)`` gives it when it is read."""
+        self._pending = (rebuild, before)
 
     @property
     def position(self) -> int:
@@ -118,14 +162,17 @@ class Game:
         return int(self.meta.get("branch", {}).get("sealed_until", 0))
 
     def copy(self) -> Game:
-        return Game(
+        """An independent copy; a stale state stays stale (the rebuild reads only the store)."""
+        game = Game(
             self.ruleset,
             self.meta,
-            copy_state(self.state),
+            {} if self._pending is not None else copy_state(self._state),
             self.version,
             list(self.effective),
             list(self.redo),
         )
+        game._pending = self._pending
+        return game
 
     def to_snapshot(self) -> dict[str, Any]:
         # The state travels as a JSON string: stores keep payloads as canonical JSON, whose
@@ -409,7 +456,8 @@ def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Rebuild) -> N
             raise ReplayError(seq, "undone reaches behind the branch point of a sealed branch")
         game.effective.pop()
         game.redo.append(target)
-        game.state = rebuild(game.effective, seq)
+        # Rebuilt when next read: the next undone would throw this state away at once.
+        game.defer_rebuild(rebuild, seq)
     elif kind == "redone":
         target = envelope["data"]["seq"] + game.offset(seq)
         if not game.redo or game.redo[-1] != target:
@@ -463,13 +511,58 @@ def refold(by_seq: dict[int, Envelope], effective: list[int], before: int | None
 
 def replay(envelopes: list[Envelope], game: Game) -> Iterator[tuple[Game, Envelope]]:
     """Fold an in-memory log into ``game`` (started from its header), yielding (the game
-    just before each later event, that event); ``game`` is folded in place."""
+    just before each later event, that event); ``game`` is folded in place.
+
+    An undo rebuilds from the nearest of the positions the fold kept (``Checkpoints``), so
+    it costs at most one snapshot interval of folding, as with a store's snapshots."""
     by_seq = {envelope["seq"]: envelope for envelope in envelopes}
+    marks = Checkpoints()
+
+    def rebuild(effective: list[int], before: int) -> State:
+        base = marks.base(effective)
+        if base is None:
+            base = start(by_seq[1], by_seq.__getitem__)
+        return refold_steps(base, effective, by_seq.__getitem__, before)
+
     for envelope in envelopes:
         if envelope["seq"] <= game.version:
             continue
         yield game, envelope
-        advance(game, envelope, by_seq.__getitem__, lambda eff, seq: refold(by_seq, eff, seq))
+        advance(game, envelope, by_seq.__getitem__, rebuild)
+        marks.note(game)
+
+
+class Checkpoints:
+    """Copies of a game kept while it is folded in memory, one every ``every`` positions of
+    its effective history, for undo to rebuild from (the in-memory kin of snapshots).
+
+    A step event always stands at the same position on top of the same steps (undo pops the
+    last step, redo puts back exactly it, a new step ends the redo stack), so the copy kept
+    at position p holds for any effective history whose p-th step is the copy's last one.
+    """
+
+    def __init__(self, every: int = DEFAULT_SNAPSHOT_INTERVAL) -> None:
+        self.every = every
+        self._at: dict[int, Game] = {}
+
+    def note(self, game: Game) -> None:
+        """Keep a copy of ``game`` if it stands on a kept position with a new last step."""
+        position = game.position
+        if position == 0 or position % self.every or game.stale:
+            return
+        held = self._at.get(position)
+        if held is None or held.effective[-1] != game.effective[-1]:
+            self._at[position] = game.copy()
+
+    def base(self, effective: list[int]) -> Game | None:
+        """A copy of the latest kept game that ``effective`` extends, or None."""
+        position = len(effective) - len(effective) % self.every
+        while position > 0:
+            held = self._at.get(position)
+            if held is not None and held.effective[-1] == effective[position - 1]:
+                return held.copy()
+            position -= self.every
+        return None
 
 
 def fold(envelopes: Iterable[Envelope], upto: int | None = None) -> Game:
@@ -525,14 +618,15 @@ class Folder:
 
     def load(self, game_id: str, at: int | None = None) -> Game:
         """The game after event ``at`` (default: its latest). The caller owns the copy."""
-        if at is None:
-            with self._lock:
-                cached = self._cache.get(game_id)
-            if cached is not None:
-                game = cached.copy()
-                self._catch_up(game, None)
-                self._remember(game)
-                return game.copy()
+        with self._lock:
+            cached = self._cache.get(game_id)
+        if cached is not None and (at is None or cached.version <= at):
+            # A version at or after the cached one (the one just appended, say) folds on
+            # from the cache rather than from a snapshot.
+            game = cached.copy()
+            self._catch_up(game, at)
+            self._remember(game)
+            return game.copy()
         game = self._from_nearest_snapshot(game_id, at)
         self._catch_up(game, at)
         if at is None:
@@ -561,6 +655,8 @@ class Folder:
 
     def _remember(self, game: Game) -> None:
         game_id = game.meta["game_id"]
+        # Rebuilt once here rather than by every request that copies it from the cache.
+        game.settle()
         with self._lock:
             current = self._cache.get(game_id)
             if current is None or current.version <= game.version:
@@ -597,7 +693,12 @@ class Folder:
             self._maybe_snapshot(game)
 
     def _maybe_snapshot(self, game: Game) -> None:
-        if game.version % self.snapshot_interval == 0:
+        """A snapshot every ``snapshot_interval`` events (what ``load(at=N)`` starts from),
+        and wherever a step event brings the effective history to a multiple of it (what
+        ``_rebuild`` looks for first after an undo)."""
+        every = self.snapshot_interval
+        at_position = bool(game.effective) and game.effective[-1] == game.version
+        if game.version % every == 0 or (at_position and game.position % every == 0):
             self.store.save_snapshot(game.meta["game_id"], game.version, game.to_snapshot())
 
     def _fetch(self, game_id: str, seq: int) -> Envelope:
@@ -607,10 +708,13 @@ class Folder:
         return found[0]
 
     def _rebuild(self, game_id: str, effective: list[int], before: int) -> State:
-        """The state after exactly ``effective``, from the latest snapshot it extends."""
-        base: Game | None = None
+        """The state after exactly ``effective``, from the latest snapshot it extends: first
+        the one taken where its step brought the effective history to the last multiple of
+        the interval within ``effective`` (at most one interval of steps to fold again),
+        else the latest one before ``before`` that ``effective`` extends."""
+        base = self._position_snapshot(game_id, effective)
         limit = before - 1
-        while limit >= 1:
+        while base is None and limit >= 1:
             snapshot = self.store.load_snapshot(game_id, limit)
             if snapshot is None:
                 break
@@ -622,4 +726,35 @@ class Folder:
             limit = seq - 1
         if base is None:
             base = start(self._fetch(game_id, 1), lambda seq: self._fetch(game_id, seq))
-        return refold_steps(base, effective, lambda seq: self._fetch(game_id, seq), before)
+        steps = self.read_events(game_id, effective[len(base.effective) :])
+        return refold_steps(base, effective, steps.__getitem__, before)
+
+    def read_events(self, game_id: str, seqs: list[int]) -> dict[int, Envelope]:
+        """The events at ``seqs`` (seq -> envelope): in one read when they lie close together
+        (the steps an undo folds again, or takes back, usually do), else one by one."""
+        if not seqs:
+            return {}
+        first, last = min(seqs), max(seqs)
+        if last - first >= 4 * len(seqs):
+            return {seq: self._fetch(game_id, seq) for seq in seqs}
+        wanted = set(seqs)
+        read = self.store.read(game_id, after=first - 1, limit=last - first + 1)
+        found = {envelope["seq"]: envelope for envelope in read if envelope["seq"] in wanted}
+        if len(found) != len(wanted):
+            missing = min(wanted - set(found))
+            raise ReplayError(missing, "event is missing from the store")
+        return found
+
+    def _position_snapshot(self, game_id: str, effective: list[int]) -> Game | None:
+        # A step stands at one position on top of the same steps whenever it is effective
+        # (see Checkpoints), so the snapshot at its own seq holds for ``effective``.
+        position = len(effective) - len(effective) % self.snapshot_interval
+        if position == 0:
+            return None
+        seq = effective[position - 1]
+        snapshot = self.store.load_snapshot(game_id, seq)
+        if snapshot is None or snapshot[0] != seq:
+            return None
+        if snapshot_effective(snapshot[1]) != effective[:position]:
+            return None
+        return Game.from_snapshot(seq, snapshot[1])

@@ -34,6 +34,7 @@ from projections.fold import (
     Rebuild,
     ReplayError,
     advance,
+    apply_step,
     start,
     step_action,
 )
@@ -229,9 +230,18 @@ def timeline(
     """One entry per event of ``envelopes`` (in seq order, each after ``game.version``, or
     within the header ``game`` was started from), folding ``game`` forward once, in place.
 
+    An undo returns to a state the fold has stood at, so its entry reuses the round, phase
+    and scores noted there rather than rebuilding the state: positions reached within the
+    page are noted as they pass, and those below where the page starts that its undos reach
+    are noted by one fold before it (see ``_rows_below``). The state itself is rebuilt
+    (once) only when a later step or redo needs it.
+
     The timeline is public: a secret action is summarized from its public part only,
     unless ``reveal_secrets`` (the game is over and none of its secrets are sealed)."""
+    envelopes = list(envelopes)
     summaries: dict[int, str] = {}
+    rows = _rows_below(game, _lowest_position(game, envelopes), fetch, rebuild)
+    redraws = _redraw_seqs(game)
     for envelope in envelopes:
         seq = envelope["seq"]
         if seq <= game.version:
@@ -239,17 +249,68 @@ def timeline(
         else:
             line = _event_line(game, envelope, summaries, reveal_secrets)
             advance(game, envelope, fetch, rebuild)
-        status = game.ruleset.status(game.state)
+            if seq in redraws:
+                rows.clear()  # the states noted so far had not redrawn the hidden information
+        row = rows.get(game.position) if game.stale else None
+        if row is None:
+            row = _row(game)
+            rows[game.position] = row
         yield {
             "seq": seq,
             "type": envelope["type"],
             "actor": envelope["actor"],
-            "round": status.get("round"),
-            "phase": status.get("phase"),
+            "round": row[0],
+            "phase": row[1],
             "summary": line,
-            "scores": public_scores(game.ruleset, game.state),
+            "scores": row[2],
             "recorded_at": envelope["recorded_at"],
         }
+
+
+#: What a timeline entry shows of the state after it: round, phase, public scores.
+Row = tuple[Any, Any, list[Any] | None]
+
+
+def _row(game: Game) -> Row:
+    status = game.ruleset.status(game.state)
+    return status.get("round"), status.get("phase"), public_scores(game.ruleset, game.state)
+
+
+def _lowest_position(game: Game, envelopes: list[Envelope]) -> int:
+    """The fewest steps the effective history holds anywhere in this page (no folding)."""
+    position = lowest = game.position
+    for envelope in envelopes:
+        if envelope["seq"] <= game.version:
+            continue
+        position += -1 if envelope["type"] == "undone" else 1
+        lowest = min(lowest, position)
+    return max(lowest, 0)  # below 0 the log is broken: folding it will say where
+
+
+def _rows_below(game: Game, lowest: int, fetch: Fetch, rebuild: Rebuild) -> dict[int, Row]:
+    """The rows at positions ``lowest`` up to (not including) where ``game`` stands, from one
+    rebuild at ``lowest`` and the steps above it folded once: what the page's undos reach
+    below its start. Only steps after the floor are undone, and every redraw of hidden
+    information lies at or before the floor, so these are the states the undos return to."""
+    if lowest >= game.position:
+        return {}
+    below = Game(game.ruleset, game.meta, {}, game.version, game.effective[:lowest])
+    below.state = rebuild(list(below.effective), game.version + 1)
+    rows = {lowest: _row(below)}
+    for position in range(lowest, game.position):
+        apply_step(below, fetch(game.effective[position]))
+        below.effective.append(game.effective[position])
+        rows[position + 1] = _row(below)
+    rows.pop(game.position)  # the page's own first entry says it, from the state itself
+    return rows
+
+
+def _redraw_seqs(game: Game) -> set[int]:
+    return {
+        int(level["until"])
+        for level in game.meta.get("lineage") or ()
+        if level["resampled_seat"] is not None
+    }
 
 
 def _step_line(game: Game, envelope: Envelope, reveal_secrets: bool) -> str:

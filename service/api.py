@@ -76,6 +76,20 @@ def load_query(schema: Schema) -> dict[str, Any]:
     return loaded
 
 
+def at_most(value: int, cap: int, name: str, code: str, what: str) -> int:
+    """``value`` of query parameter ``name``, or 422 ``code`` when it exceeds its ``cap``
+    (a setting: each request's work is bounded, whatever a client asks)."""
+    if value > cap:
+        raise ApiError(
+            422,
+            code,
+            f"{name} may be at most {cap}: {what}.",
+            errors={name: [f"At most {cap}."]},
+            maximum=cap,
+        )
+    return value
+
+
 def viewer_of(game: Game | None) -> Viewer:
     """Who asks. A branch's holder speaks here for the one seat the game waits for, if one;
     ``/games/{id}/seats/{seat}/...`` lets it speak for any seat."""
@@ -529,6 +543,8 @@ def get_events(game_id: str) -> Response:
       description: >
         Secret parts of events are shown only to the seats they name, and to everyone once
         the game has finished; a withheld part is ``secret: null`` with ``redacted: true``.
+        Pages of at most ``MEEPLE_MAX_PAGE`` (default 1000) events, larger ``limit`` gets
+        422 ``limit_too_large``; ``next_after`` is the next page's ``after``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
         - {in: query, name: after, schema: {type: integer, minimum: 0, default: 0},
@@ -542,11 +558,14 @@ def get_events(game_id: str) -> Response:
             application/json:
               schema: EventPageSchema
         401: Unauthorized
+        422: UnprocessableEntity
     """
     found = services()
     game = commands.load_game(found, game_id)
     viewer = viewer_of(game)
     query = load_query(EventQuerySchema())
+    cap = found.config.max_page
+    at_most(query["limit"], cap, "limit", "limit_too_large", "continue with next_after")
     finished = bool(game.ruleset.status(game.state).get("finished"))
     sealed = sealed_until(game.meta)
     envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
@@ -562,4 +581,6 @@ def get_events(game_id: str) -> Response:
         for envelope in envelopes
         if envelope["seq"] <= game.version
     ]
-    return jsonify({"events": events, "version": game.version})
+    last = events[-1]["seq"] if events else query["after"]
+    following = last if last < game.version else None
+    return jsonify({"events": events, "version": game.version, "next_after": following})

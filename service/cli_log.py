@@ -16,7 +16,7 @@ from typing import Any
 
 from events.envelope import NewEvent
 from events.store import EventStore
-from projections.audit import LogFormatError, audit, parse_jsonl, to_jsonl
+from projections.audit import LogFormatError, audit, jsonl_lines, parse_jsonl, read_log, to_jsonl
 from projections.fold import ReplayError, fold
 from projections.ruleset import all_rulesets, get_ruleset
 from projections.simulate import play_random
@@ -148,17 +148,20 @@ def _open_store(url: str | None) -> EventStore:
 def run_export(args: argparse.Namespace) -> int:
     store = _open_store(args.store)
     try:
-        envelopes = store.read(args.game_id)
+        version = store.version(args.game_id)
+        if version == 0:
+            return _fail(f"no game {args.game_id!r} in the store")
+        # A page of events at a time, as the API streams it: a long log never sits whole
+        # in memory.
+        lines = jsonl_lines(read_log(store, args.game_id, upto=version))
+        if args.out:
+            with args.out.open("wb") as out:
+                out.writelines(lines)
+        else:
+            sys.stdout.buffer.writelines(lines)
+            sys.stdout.flush()
     finally:
         store.close()
-    if not envelopes:
-        return _fail(f"no game {args.game_id!r} in the store")
-    data = to_jsonl(envelopes)
-    if args.out:
-        args.out.write_bytes(data)
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
     return 0
 
 

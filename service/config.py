@@ -63,6 +63,12 @@ class Config:
     rate_limit_actions: str = "20/second"
     #: MEEPLE_RATE_LIMIT_UNDO: undo and redo together, per token.
     rate_limit_undo: str = "10/second"
+    #: MEEPLE_MAX_UNDO_STEPS: the most steps one undo or redo request may take (``steps``).
+    max_undo_steps: int = 100
+    #: MEEPLE_MAX_PAGE: the most events one page of the events or the timeline holds (``limit``).
+    max_page: int = 1000
+    #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
+    audit_cache_size: int = 256
 
 
 _ENV_NAMES = {
@@ -84,12 +90,18 @@ _ENV_NAMES = {
     "rate_limit_token_branches": "MEEPLE_RATE_LIMIT_TOKEN_BRANCHES",
     "rate_limit_actions": "MEEPLE_RATE_LIMIT_ACTIONS",
     "rate_limit_undo": "MEEPLE_RATE_LIMIT_UNDO",
+    "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
+    "max_page": "MEEPLE_MAX_PAGE",
+    "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
     "retry_after_seconds",
     "max_json_depth",
     "trusted_proxies",
+    "max_undo_steps",
+    "max_page",
+    "audit_cache_size",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -143,6 +155,11 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_TRUSTED_PROXIES cannot be negative")
     for name in RATE_LIMITS:
         _check_rate_limit(_ENV_NAMES[name], getattr(config, name))
+    for name in ("max_undo_steps", "max_page"):
+        if getattr(config, name) < 1:
+            raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
+    if config.audit_cache_size < 0:
+        raise ConfigError("MEEPLE_AUDIT_CACHE_SIZE cannot be negative")
 
 
 def _check_rate_limit(variable: str, value: str) -> None:

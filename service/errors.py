@@ -52,6 +52,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "unsupported_media_type": (415, "The body must be JSON"),
     "invalid_body": (422, "The body does not match its schema"),
     "invalid_query": (422, "A query parameter is invalid"),
+    "too_many_steps": (422, "Too many steps in one request"),
+    "limit_too_large": (422, "The page asked for is too large"),
     "unknown_ruleset": (422, "No such game to create"),
     "invalid_player_count": (422, "The game is not played by that many players"),
     "unknown_option": (422, "The game has no such option"),

@@ -26,12 +26,12 @@ from marshmallow import RAISE, Schema, fields, validate
 from events.envelope import Envelope, NewEvent
 from events.sqlite_pool import SQLitePool
 from events.store import ConcurrencyConflict
-from projections.audit import audit, audit_branch_source, to_jsonl
-from projections.fold import Game, RulesVersionMismatch, advance
+from projections.audit import AuditCache, audit, audit_branch_source, jsonl_lines, read_log
+from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
-from service.api import json_body, load_action, load_query, version_tags
+from service.api import at_most, json_body, load_action, load_query, version_tags
 from service.auth import (
     AuthError,
     bearer_token,
@@ -177,7 +177,8 @@ class TimelineQuerySchema(Schema):
         unknown = RAISE
 
     after = fields.Integer(load_default=0, validate=validate.Range(0, 2**53))
-    limit = fields.Integer(load_default=500, validate=validate.Range(1, 5000))
+    # The upper bound is a setting (MEEPLE_MAX_PAGE), checked by the view.
+    limit = fields.Integer(load_default=500, validate=validate.Range(min=1))
 
 
 class TimelineEntrySchema(Schema):
@@ -217,11 +218,13 @@ def get_timeline(game_id: str) -> Response:
         Everything here is public: each event's one-line summary (from the game's rules),
         the round and phase and every seat's public score after it, so a client can draw a
         score chart and jump to any move with ``state?at=N``. Pages of ``limit`` events
-        after ``after``; each page folds from the nearest snapshot.
+        after ``after`` (at most ``MEEPLE_MAX_PAGE``, default 1000: more is 422
+        ``limit_too_large``); ``next_after`` is the next page's ``after``. A page folds once,
+        from the nearest snapshot.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
         - {in: query, name: after, schema: {type: integer, minimum: 0, default: 0}}
-        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 5000,
+        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
            default: 500}}
       responses:
         200:
@@ -231,10 +234,13 @@ def get_timeline(game_id: str) -> Response:
               schema: TimelineSchema
         401: Unauthorized
         409: Conflict
+        422: UnprocessableEntity
     """
     latest = _load(game_id)
     asker_of(latest)
     query = load_query(TimelineQuerySchema())
+    cap = _services().config.max_page
+    at_most(query["limit"], cap, "limit", "limit_too_large", "continue with next_after")
     after = min(query["after"], latest.version)
     game = _load(game_id, at=max(after, 1))
     fetch, rebuild = _services().folder.stepper(game_id)
@@ -288,7 +294,8 @@ def post_undo(game_id: str) -> tuple[Response, int, dict[str, str]]:
         - IfMatch
         - IdempotencyKey
         - {in: query, name: steps, schema: {type: integer, minimum: 1, maximum: 100,
-           default: 1}, description: "How many steps to undo, last first, in one append"}
+           default: 1}, description: "How many steps to undo, last first, in one append (at most
+           MEEPLE_MAX_UNDO_STEPS, default 100: more is 422 too_many_steps)"}
       responses:
         201:
           description: Undone; the state after it.
@@ -322,7 +329,8 @@ def post_redo(game_id: str) -> tuple[Response, int, dict[str, str]]:
         - IfMatch
         - IdempotencyKey
         - {in: query, name: steps, schema: {type: integer, minimum: 1, maximum: 100,
-           default: 1}, description: "How many undone steps to redo, in one append"}
+           default: 1}, description: "How many undone steps to redo, in one append (at most
+           MEEPLE_MAX_UNDO_STEPS, default 100: more is 422 too_many_steps)"}
       responses:
         201:
           description: Redone; the state after it.
@@ -350,6 +358,8 @@ def _undo_or_redo(game_id: str, what: str) -> tuple[Response, int, dict[str, str
     expected = _if_match()
     key = _idempotency_key()
     steps = load_query(MoveQuerySchema())["steps"]
+    cap = found.config.max_undo_steps
+    at_most(steps, cap, "steps", "too_many_steps", f"{what} in several requests for more")
     scoped = None if key is None else f"{what}:{asker.seat}:{key}"
     seat = None if asker.holder else asker.seat
     version = game.version
@@ -374,32 +384,25 @@ class MoveQuerySchema(Schema):
     class Meta:
         unknown = RAISE
 
-    steps = fields.Integer(load_default=1, validate=validate.Range(1, 100))
+    # The upper bound is a setting (MEEPLE_MAX_UNDO_STEPS), checked by the view.
+    steps = fields.Integer(load_default=1, validate=validate.Range(min=1))
 
 
 def _decide_moves(game: Game, what: str, seat: int | None, steps: int) -> list[NewEvent]:
     """The ``undone`` (or ``redone``) events for ``steps`` steps, each decided on the game as
-    the ones before it leave it (``game`` is the caller's copy, folded forward here)."""
-    fetch, rebuild = _services().folder.stepper(str(game.meta["game_id"]))
+    the ones before it leave it (``game`` is the caller's copy; its stacks move here).
+
+    Deciding needs only the effective history and the redo stack, never the state: the
+    state after the undos is rebuilt once, from the nearest snapshot, when it is next read
+    (docs/history.md, "What undo and redo cost")."""
+    taken, put = (game.effective, game.redo) if what == "undo" else (game.redo, game.effective)
+    tops = _services().folder.read_events(str(game.meta["game_id"]), taken[-steps:])
+    decide = undo_event if what == "undo" else redo_event
     events = []
     for _ in range(steps):
-        if what == "undo":
-            last = fetch(game.effective[-1]) if game.effective else None
-            event = undo_event(game, last, seat)
-        else:
-            top = fetch(game.redo[-1]) if game.redo else None
-            event = redo_event(game, top, seat)
-        events.append(event)
-        decided = {
-            "game_id": game.meta["game_id"],
-            "seq": game.version + 1,
-            "type": event.type,
-            "schema_version": event.schema_version,
-            "actor": event.actor,
-            "data": event.data,
-            "secret": event.secret,
-        }
-        advance(game, decided, fetch, rebuild)
+        events.append(decide(game, tops.get(taken[-1]) if taken else None, seat))
+        put.append(taken.pop())
+        game.version += 1
     return events
 
 
@@ -824,6 +827,14 @@ def get_audit(game_id: str) -> Response:
     found = _services()
     game = _load(game_id)
     asker_of(game)
+    last = found.store.read(game_id, after=game.version - 1, limit=1)
+    key = (game_id, game.version, last[0]["hash"] if last else None)
+    outcome = audits().get(key, lambda: _audit(game_id, game))
+    return jsonify(outcome)
+
+
+def _audit(game_id: str, game: Game) -> dict[str, Any]:
+    found = _services()
     envelopes = found.store.read(game_id, after=0, limit=game.version)
     report = audit(envelopes)
     source_checked = False
@@ -835,7 +846,13 @@ def get_audit(game_id: str) -> Response:
             source_checked = copied.ok
             if not copied.ok:
                 report = copied
-    return jsonify({"id": game_id, **report.to_dict(), "source_checked": source_checked})
+    return {"id": game_id, **report.to_dict(), "source_checked": source_checked}
+
+
+def audits() -> AuditCache:
+    """This process's audit outcomes (docs/history.md, "What an audit costs")."""
+    found: AuditCache = current_app.extensions["meeple_audits"]
+    return found
 
 
 @bp.get("/games/<game_id>/export")
@@ -876,8 +893,9 @@ def get_export(game_id: str) -> Response:
             )
         if game.sealed_until and not _source_finished(game):
             raise _sealed(game)
-    envelopes = found.store.read(game_id, after=0, limit=game.version)
-    response = Response(to_jsonl(envelopes), mimetype=JSONL_MEDIA_TYPE)
+    # Streamed a page of events at a time: a long log never sits whole in memory.
+    lines = jsonl_lines(read_log(found.store, game_id, upto=game.version))
+    response = Response(lines, mimetype=JSONL_MEDIA_TYPE)
     response.headers["Content-Disposition"] = f'attachment; filename="{game_id}.jsonl"'
     return response
 
@@ -978,3 +996,4 @@ def branch_list() -> BranchList:
 def _open_lists(state: BlueprintSetupState) -> None:
     extensions = state.app.extensions
     extensions["meeple_branches"] = open_branch_list(extensions["meeple"])
+    extensions["meeple_audits"] = AuditCache(extensions["meeple"].config.audit_cache_size)

@@ -205,6 +205,11 @@ class EventSchema(Schema):
 class EventPageSchema(Schema):
     events = fields.List(fields.Nested(EventSchema), required=True)
     version = fields.Integer(required=True, metadata={"description": "The game's version now"})
+    next_after = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "after= of the next page (null: this page reaches the end)"},
+    )
 
 
 class EventQuerySchema(Schema):
@@ -212,7 +217,8 @@ class EventQuerySchema(Schema):
         unknown = RAISE
 
     after = fields.Integer(load_default=0, validate=validate.Range(0, 2**53))
-    limit = fields.Integer(load_default=100, validate=validate.Range(1, 1000))
+    # The upper bound is a setting (MEEPLE_MAX_PAGE), checked by the view.
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1))
 
 
 class ActionSchema(Schema):
