@@ -346,6 +346,15 @@ class Handler:
     single_auto: bool = False
     #: False for a choice of order, which forgoes no benefit and has no default answer
     declinable: bool = True
+    #: why a declinable choice can no longer be declined once this effect has begun
+    #: (a cost already owed), or None while it still can
+    committed: Callable[[Effect], str | None] | None = None
+
+    def refusal(self, effect: Effect) -> str | None:
+        """Why ``decline`` is refused for this waiting effect, or None when it may be."""
+        if not self.declinable:
+            return f"This choice cannot be declined: {self.describe}."
+        return self.committed(effect) if self.committed is not None else None
 
 
 HANDLERS: dict[str, Handler] = {}
@@ -1325,10 +1334,13 @@ def _factory_resolve(
     return build(p, "factory", action["factory"], action)
 
 
-def factory_declined(state: State, effect: Effect) -> None:
-    """Declining after the draw returns all three under their pile."""
+def factory_committed(effect: Effect) -> str | None:
+    """Travel: "draw 3 factories from that stack, keep one and return the other two to the
+    bottom of the pile, then discard your rightmost city marker as payment": once drawn,
+    a factory is kept and paid for (docs/rules/impression.md)."""
     if effect.get("drawn"):
-        state["factories"][effect["level"]]["draw_pile"].extend(effect["drawn"])
+        return "You drew 3 factories: keep one; it costs your rightmost city marker."
+    return None
 
 
 handler(
@@ -1338,6 +1350,7 @@ handler(
     resolve=_factory_resolve,
     answers=("draw_factories", "keep_factory"),
     validate=_factory_validate,
+    committed=factory_committed,
 )
 
 
@@ -1563,7 +1576,7 @@ def prompt_options(state: State, seat: int) -> list[Action]:
     rule = HANDLERS[effect["icon"]]
     assert rule.options is not None
     options = rule.options(state, seat, effect)
-    return [*options, {"type": "decline"}] if rule.declinable else options
+    return options if rule.refusal(effect) else [*options, {"type": "decline"}]
 
 
 def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -1573,13 +1586,10 @@ def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
     rule = HANDLERS[effect["icon"]]
     body = {key: value for key, value in action.items() if key != "seat"}
     if body["type"] == "decline":
-        if not rule.declinable:
-            raise IllegalAction(
-                "choice_required", f"This choice cannot be declined: {rule.describe}."
-            )
+        refusal = rule.refusal(effect)
+        if refusal is not None:
+            raise IllegalAction("choice_required", refusal)
         queue.pop(0)
-        if effect["icon"] == "factory":
-            factory_declined(state, effect)
         run(state, seat, rng)
         return
     if body["type"] not in rule.answers:

@@ -265,12 +265,28 @@ def test_building_a_factory_draws_three_keeps_one_and_pays_a_city_marker() -> No
     assert RULES.view(state, None)["factories"]["I"]["known_bottom"] == [drawn[0], drawn[2]]
 
 
-def test_declining_the_drawn_factories_returns_them_all() -> None:
+def test_drawn_factories_cannot_be_declined_one_is_kept_for_a_city_marker() -> None:
+    """Travel: "choose a type (I-IV), draw 3 factories from that stack, keep one and return
+    the other two to the bottom of the pile, then discard your rightmost city marker as
+    payment." Having seen the three, the player keeps one and pays; the public top tile is
+    not sent to the bottom for free."""
     state = turn_game()
     queue(state, {"icon": "factory"})
+    assert {"type": "decline"} in RULES.legal_actions(state, SEAT)  # nothing drawn yet
     act(state, SEAT, type="draw_factories", level="II")
+    assert {"type": "decline"} not in RULES.legal_actions(state, SEAT)
+    refused(state, SEAT, "choice_required", type="decline")
+    kept = state["pending"][SEAT][0]["drawn"][0]
+    act(state, SEAT, type="keep_factory", factory=kept, space="W7", mode="down", relocate=None)
+    assert me(state)["city_markers"] == 11 and len(state["factories"]["II"]["draw_pile"]) == 8
+
+
+def test_a_factory_may_still_be_declined_before_drawing() -> None:
+    state = turn_game()
+    queue(state, {"icon": "factory"})
     act(state, SEAT, type="decline")
-    assert len(state["factories"]["II"]["draw_pile"]) == 9 and me(state)["city_markers"] == 12
+    assert prompt(state, SEAT) is None and me(state)["city_markers"] == 12
+    assert len(state["factories"]["II"]["draw_pile"]) == 9
 
 
 def test_a_factory_is_refused_without_markers_drawing_or_room() -> None:
