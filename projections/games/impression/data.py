@@ -162,8 +162,15 @@ def check() -> None:
     _expect(len(GREY_CITIES) <= len(DISCS), "a disc for every grey city")
     _expect(START_CITY in CITIES and START_CITY not in GREY_CITIES, "the start city is white")
     _expect(len(MOVEMENT_POINTS) == 4, "movement points for four order markers")
+    orders_of = {level: sum(o["level"] == level for o in ORDERS.values()) for level in LEVELS}
+    for count, removed in ORDER_DATA["removed_per_level"].items():
+        # Setup 5: "remove 5 of each type ... then draw 5 tiles from the type I deck"
+        _expect(
+            orders_of[LEVELS[0]] - removed >= ORDER_DATA["display_size"],
+            f"{ORDER_DATA['display_size']} type I orders left to display at {count} players",
+        )
+        _expect(min(orders_of.values()) >= removed, f"{removed} orders of each type to remove")
     for level in LEVELS:
-        _expect(sum(o["level"] == level for o in ORDERS.values()) == 9, "9 orders a level")
         _expect(sum(t["level"] == level for t in TECHNOLOGIES.values()) == 12, "12 techs a level")
         _expect(sum(f["level"] == level for f in FACTORIES.values()) == 9, "9 factories a level")
     for shop in SHOPS.values():
