@@ -1416,41 +1416,70 @@ def map_payments(
 
 
 def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, str], list[str]]:
-    """The cheapest route to every reachable space for each split of the movement points."""
+    """The cheapest route to every reachable space for each split of the movement points.
+
+    A route may pass a space again and come back to its start: "You cannot visit the same
+    shop twice" is printed for shop moves only (docs/rules/impression.md). Each length is
+    grown from the one before, keeping per space the routes no other beats on both the
+    marks owed to the supply and those owed to other players (a discount applies to the
+    supply's share alone, so neither share can stand for the other).
+    """
     p = player(state, seat)
     points = travel_points(p, effect)
     start = state["agents"][seat]
     free = bool(effect.get("free"))
+    entry = {node: _entry_payment(state, seat, node, free) for node in data.MAP_NEIGHBOURS}
+    cut = 0 if free else discount(p, "travel")
     best: dict[tuple[str, int], tuple[int, list[str]]] = {}
-
-    def walk(node: str, path: list[str]) -> None:
-        if path:
-            supply, owners = map_payments(state, seat, path, free)
-            cost = supply + sum(owners.values())
-            key = (node, len(path))
-            if cost <= p["marks"] and (key not in best or cost < best[key][0]):
-                best[key] = (cost, list(path))
-        if len(path) >= points:
-            return
-        for nxt in data.MAP_NEIGHBOURS[node]:
-            if nxt != start and nxt not in path:
-                path.append(nxt)
-                walk(nxt, path)
-                path.pop()
-
-    walk(start, [])
+    fronts: dict[str, dict[tuple[int, int], list[str]]] = {start: {(0, 0): []}}
+    for length in range(1, points + 1):
+        grown: dict[str, dict[tuple[int, int], list[str]]] = {}
+        for node, front in fronts.items():
+            for (supply, owed), path in front.items():
+                for nxt in data.MAP_NEIGHBOURS[node]:
+                    more_supply, more_owed = entry[nxt]
+                    here = grown.setdefault(nxt, {})
+                    here.setdefault((supply + more_supply, owed + more_owed), [*path, nxt])
+        fronts = {node: _undominated(front) for node, front in grown.items()}
+        for node, front in fronts.items():
+            cost, path = min(
+                ((max(0, supply - cut) + owed, path) for (supply, owed), path in front.items()),
+                key=lambda priced: priced[0],
+            )
+            if cost <= p["marks"]:
+                best[(node, length)] = (cost, path)
     room = data.TRACK_SECTIONS - state["track"][seat]["section"]
     routes: dict[tuple[int, str], list[str]] = {}
     for track_steps in range(0, min(points, room) + 1):
+        costs: dict[str, int] = {}
         if track_steps:
             routes[(track_steps, start)] = []
+            costs[start] = 0
         for (node, length), (cost, path) in sorted(best.items()):
             if length > points - track_steps:
                 continue
-            current = routes.get((track_steps, node))
-            if current is None or cost < _route_cost(state, seat, current, free):
+            if node not in costs or cost < costs[node]:
                 routes[(track_steps, node)] = path
+                costs[node] = cost
     return routes
+
+
+def _entry_payment(state: State, seat: int, node: str, free: bool) -> tuple[int, int]:
+    """Marks (to the supply, to other players) for entering ``node``, as ``map_payments``."""
+    road = data.COIN_ROAD.get(node)
+    if free or road is None or all(seat in state["city_markers"][city] for city in road):
+        return 0, 0
+    others = sum(1 for s, where in enumerate(state["agents"]) if s != seat and where == node)
+    return (0, others) if others else (1, 0)
+
+
+def _undominated(front: dict[tuple[int, int], list[str]]) -> dict[tuple[int, int], list[str]]:
+    """The routes whose (supply, other players) marks no other route beats on both."""
+    return {
+        key: path
+        for key, path in front.items()
+        if not any(o != key and o[0] <= key[0] and o[1] <= key[1] for o in front)
+    }
 
 
 def _route_cost(state: State, seat: int, path: list[str], free: bool) -> int:
@@ -1480,13 +1509,9 @@ def _travel_validate(state: State, seat: int, effect: Effect, action: Action) ->
     if steps == 0 and not path:
         raise IllegalAction("empty_travel", "Move at least one step, or decline the travel.")
     node = state["agents"][seat]
-    seen = {node}
-    for nxt in path:
+    for nxt in path:  # spaces may be passed again (docs/rules/impression.md)
         if nxt not in data.MAP_NEIGHBOURS.get(node, []):
             raise IllegalAction("not_adjacent", f"{nxt} is not next to {node} on the map.")
-        if nxt in seen:
-            raise IllegalAction("space_revisited", "A route may not visit a space twice.")
-        seen.add(nxt)
         node = nxt
     cost = _route_cost(state, seat, path, bool(effect.get("free")))
     if cost > p["marks"]:

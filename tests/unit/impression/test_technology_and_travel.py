@@ -382,13 +382,49 @@ def test_a_free_travel_pays_nothing_on_the_map() -> None:
         ({"track_steps": 1, "path": ["coin1.1", "Frankfurt"]}, "too_many_steps"),
         ({"track_steps": 0, "path": []}, "empty_travel"),
         ({"track_steps": 0, "path": ["Frankfurt"]}, "not_adjacent"),
-        ({"track_steps": 0, "path": ["coin1.1", "Mainz"]}, "space_revisited"),
     ],
 )
 def test_a_travel_is_refused(action: dict[str, Any], code: str) -> None:
     state = turn_game()
     queue(state, {"icon": "travel"})
     refused(state, SEAT, code, type="travel", **action)
+
+
+def test_a_travel_route_may_pass_a_space_again_and_return_to_its_start() -> None:
+    """Travel: "Each coin or city space costs 1 movement point. Moving onto a coin costs 1
+    mark to the supply"; only the Shop rules say "You cannot visit the same shop twice
+    during a move, so you can never end where you started" - travel has no such rule."""
+    state = turn_game()
+    me(state)["workforce"] = 3
+    queue(state, {"icon": "travel"})
+    options = RULES.legal_actions(state, SEAT)
+    assert {"type": "travel", "track_steps": 0, "path": ["coin1.1", "Mainz"]} in options
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt", "coin1.1"])
+    assert state["agents"][SEAT] == "coin1.1"
+    assert me(state)["marks"] == 1  # the coin was entered twice: 1 mark each time
+    assert prompt(state, SEAT) == "trade"
+
+
+def test_a_travel_back_to_the_start_city_stops_there() -> None:
+    state = turn_game()
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", data.START_CITY])
+    assert state["agents"][SEAT] == data.START_CITY and me(state)["marks"] == 2
+    assert me(state)["director"] == 0  # the white start city takes no marker
+    assert prompt(state, SEAT) == "stop_action"
+
+
+def test_the_listed_travel_routes_are_the_cheapest_and_priced_as_applied() -> None:
+    state = turn_game()
+    me(state)["workforce"] = 4
+    state["agents"][1] = "coin1.1"  # Bob's agent: entering it pays Bob, not the supply
+    queue(state, {"icon": "travel"})
+    routes = effects.travel_routes(state, SEAT, state["pending"][SEAT][0])
+    assert routes[(0, "Frankfurt")] == ["coin1.1", "Frankfurt"]
+    for (steps, node), path in routes.items():
+        assert steps + len(path) <= 4 and (path[-1] if path else data.START_CITY) == node
+        paid = effects.map_payments(state, SEAT, path, free=False)
+        assert paid[0] + sum(paid[1].values()) <= me(state)["marks"]
 
 
 def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
