@@ -465,8 +465,9 @@ class Impression(Ruleset):
 
     def reset(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
         """B. Reset: take a desk letter (keep it on a stack or discard it for its resources),
-        refill the desk, move tradesmen from room I down to room II, lay one down, then take
-        the room II actions of those that moved."""
+        refill the desk, move the tradesmen standing (upright) in a room I down to room II,
+        lay one down, then take the room II actions of those that moved. A tradesman lying
+        in a room I has acted this phase and stays (docs/rules/impression.md)."""
         p = player(state, seat)
         desk = state["letters"]["desk"]
         slot, keep, lay = action.get("slot"), action.get("keep"), action.get("lay_down")
@@ -501,7 +502,9 @@ class Impression(Ruleset):
                 follow.extend(effects.keep_letter(p, letter, keep))
             effects.refill_desk(state, rng)
         follow.extend(effects.fire(p, "reset"))
-        moved = [i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I"]
+        moved = [
+            i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I" and man["upright"]
+        ]
         for index in moved:
             effects.enter_room(state, seat, index, p["tradesmen"][index]["shop"], "II")
         p["tradesmen"][lay]["upright"] = False

@@ -149,10 +149,28 @@ def test_reset_discarding_a_letter_gains_its_resources() -> None:
 def test_reset_moves_tradesmen_from_room_one_down_and_takes_their_room_two_action() -> None:
     state = two_player_game()
     ann = state["seats"][0]
-    ann["tradesmen"][1] = {"shop": "S7", "room": "I", "upright": False}  # S7 room II: paper+ink
+    ann["tradesmen"][1] = {"shop": "S7", "room": "I", "upright": True}  # S7 room II: paper+ink
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
-    assert ann["tradesmen"][1]["room"] == "II"
+    assert ann["tradesmen"][1] == {"shop": "S7", "room": "II", "upright": True}
     assert (ann["paper"], ann["ink"]) == (2, 2)
+
+
+def test_reset_leaves_a_tradesman_lying_in_room_one_where_it_is() -> None:
+    """B. Reset: "all of your tradesmen standing in room I's now move down to room II of
+    the same shop. Then lay down one of your upright tradesmen"; the Shop rules use
+    "standing" the same way ("You may only move a tradesman that is standing in a room
+    II"). A tradesman that shopped into a room I this phase lies there: it does not also
+    earn the room II action in the same phase; it moves down after standing up again."""
+    state = two_player_game()
+    ann = state["seats"][0]
+    act(state, 0, type="shop", tradesman=1, path=["S10", "S6"], room="I")  # S6 II: trade
+    paper, ink = ann["paper"], ann["ink"]
+    act(state, 0, type="end_turn")
+    act(state, 1, type="reset", slot=0, keep=None, lay_down=0)
+    act(state, 1, type="end_turn")
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert ann["tradesmen"][1] == {"shop": "S6", "room": "I", "upright": False}
+    assert (ann["paper"], ann["ink"]) == (paper, ink) and prompt(state, 0) is None
 
 
 def two_tradesmen_in_room_one(shops: tuple[str, str]) -> dict[str, Any]:
