@@ -52,6 +52,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "signboard_blue": {},
     "activate_contract": {"contract": _text, "slot": lambda: _int(0, 3)},
     "use_city_disc": {"disc": _text},
+    # the pair icon: at any time
     "pair_city_tile": {"disc": _text, "cell": lambda: _int(0, 8)},
     # Order and Contract Phase (and the buy icon)
     "buy_order": {"slot": lambda: _int(0, 4)},
@@ -115,7 +116,6 @@ OPTIONAL_TYPES = frozenset(
         "signboard_blue",
         "activate_contract",
         "use_city_disc",
-        "pair_city_tile",
     ]
 )
 #: answers that resolve only automatic effects afterwards, so they never draw a tile

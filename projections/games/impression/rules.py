@@ -7,8 +7,9 @@ Which rulebook section each part follows:
   then ``place_tradesman``: the players place their tradesmen (the rulebook does not say
   where they start; docs/rules/impression.md).
 - Action Phase (two turns each): ``shop`` (A. Shop), ``reset`` (B. Reset) and the
-  Optional Actions (``signboard_*``, ``activate_contract``, ``use_city_disc``,
-  ``pair_city_tile``); every room and icon action is an effect of effects.py.
+  Optional Actions (``signboard_*``, ``activate_contract``, ``use_city_disc``); every room
+  and icon action is an effect of effects.py. ``pair_city_tile`` (the pair icon) is taken
+  "at any time", by any seat in any phase.
 - Order and Contract Phase: ``buy_order``, ``buy_contract``, ``pass_buying`` in reverse
   order of the order track.
 - Production Phase: ``advance_order`` / ``end_production``, then the automatic
@@ -46,7 +47,10 @@ class Impression(Ruleset):
     title = "Impression"
     min_players = 2
     max_players = 4
-    rules_version = "2"  # 2: tradesmen placed by the players, two orders chosen by them
+    # 2: tradesmen placed by the players, two orders chosen by them; 3: the rules review
+    # (issue 15): drawn factories kept, 10 type I orders, travel may revisit, pairing at
+    # any time, Reset moves only standing tradesmen
+    rules_version = "3"
     options = {}  # Impression has no options
 
     # -- setup ------------------------------------------------------------------------
@@ -184,6 +188,14 @@ class Impression(Ruleset):
         }
 
     def _to_act(self, state: State) -> list[int]:
+        """The seats the phase waits for, then any other seat with a choice waiting (a
+        pairing off turn may start one)."""
+        seats = self._phase_to_act(state)
+        return seats + [
+            seat for seat, queue in enumerate(state["pending"]) if queue and seat not in seats
+        ]
+
+    def _phase_to_act(self, state: State) -> list[int]:
         phase = state["phase"]
         if phase in TURN_PHASES:
             return [self._turn_seat(state)]
@@ -199,8 +211,11 @@ class Impression(Ruleset):
         return []
 
     def system_action(self, state: State) -> Action | None:
+        """The phase's automatic step, once no seat has a choice waiting."""
         step = SYSTEM_STEPS.get(state["phase"])
-        return {"type": step} if step and not state["finished"] else None
+        if step is None or state["finished"] or any(state["pending"]):
+            return None
+        return {"type": step}
 
     @staticmethod
     def _turn_seat(state: State) -> int:
@@ -209,7 +224,12 @@ class Impression(Ruleset):
     # -- legal actions ----------------------------------------------------------------
 
     def legal_actions(self, state: State, seat: int) -> list[Action]:
-        if state["finished"] or seat not in self._to_act(state) or self.system_action(state):
+        if state["finished"] or self.system_action(state):
+            return []
+        return [*self._seat_actions(state, seat), *self._pairings(state, seat)]
+
+    def _seat_actions(self, state: State, seat: int) -> list[Action]:
+        if seat not in self._to_act(state):
             return []
         if state["pending"][seat]:
             return effects.prompt_options(state, seat)
@@ -259,9 +279,13 @@ class Impression(Ruleset):
             raise IllegalAction("unknown_seat", "There is no such seat in this game.")
         if kind not in actions.ACTION_TYPES:
             raise IllegalAction("unknown_action", f"Impression has no action {kind!r}.")
-        if self.system_action(state) or seat not in self._to_act(state):
+        if self.system_action(state):
             raise IllegalAction("not_your_turn", "It is not your turn to act.")
-        if state["pending"][seat]:
+        if kind == "pair_city_tile":
+            self.pair_city_tile(state, seat, action, rng)
+        elif seat not in self._to_act(state):
+            raise IllegalAction("not_your_turn", "It is not your turn to act.")
+        elif state["pending"][seat]:
             effects.answer(state, seat, action, rng)
         elif kind == "decline":
             raise IllegalAction("nothing_to_decline", "No choice is waiting for you.")
@@ -534,18 +558,10 @@ class Impression(Ruleset):
         for disc in p["discs"]:
             if not disc["used"] and "reward" in data.DISCS[disc["id"]]:
                 legal.append({"type": "use_city_disc", "disc": disc["id"]})
-        if p["pairing"]:
-            paired = {cell["paired"] for cell in p["board"] if cell is not None}
-            for disc in p["discs"]:
-                if disc["id"] in paired:
-                    continue
-                for index, cell in enumerate(p["board"]):
-                    if cell is not None and cell["paired"] is None:
-                        legal.append({"type": "pair_city_tile", "disc": disc["id"], "cell": index})
         return legal
 
     def optional_action(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
-        """Optional Actions: signboards, activating a contract, a city disc, pairing."""
+        """Optional Actions: signboards, activating a contract, a city disc."""
         p = player(state, seat)
         kind = action["type"]
         follow: list[effects.Effect] = []
@@ -576,8 +592,6 @@ class Impression(Ruleset):
                 )
             disc["used"] = True
             follow.extend(data.DISCS[disc["id"]]["reward"])
-        else:
-            follow.extend(self._pair(p, action))
         effects.start_effects(state, seat, follow, rng)
 
     def _activate_contract(self, state: State, p: dict[str, Any], action: Action) -> list[Any]:
@@ -602,6 +616,27 @@ class Impression(Ruleset):
             return []  # a replacement does not earn the covered action again
         slot["filled_before"] = True
         return list(data.SLOTS[index]["bonus"])
+
+    # -- the pair icon: "at any time" -------------------------------------------------
+
+    def _pairings(self, state: State, seat: int) -> list[Action]:
+        p = player(state, seat)
+        if not p["pairing"]:
+            return []
+        paired = {cell["paired"] for cell in p["board"] if cell is not None}
+        return [
+            {"type": "pair_city_tile", "disc": disc["id"], "cell": index}
+            for disc in p["discs"]
+            if disc["id"] not in paired
+            for index, cell in enumerate(p["board"])
+            if cell is not None and cell["paired"] is None
+        ]
+
+    def pair_city_tile(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
+        """Pair icon: "pair a city tile with a lead letter on your composing board at any
+        time" - on any seat's turn, in any phase, even while a choice of yours waits (a
+        bonus it earns comes first; docs/rules/impression.md)."""
+        effects.start_effects(state, seat, self._pair(player(state, seat), action), rng)
 
     def _pair(self, p: dict[str, Any], action: Action) -> list[Any]:
         if not p["pairing"]:
