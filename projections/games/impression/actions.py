@@ -23,6 +23,15 @@ def _text() -> fields.String:
     return fields.String(required=True)
 
 
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 _LEVEL = list(data.LEVELS)
 _SPACES = list(data.WORKSHOP)
 _PLACEMENT = {
@@ -76,7 +85,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     },
     "trade_tile": {
         "tile": _text,
-        "reverse": lambda: fields.Boolean(required=True),
+        "reverse": lambda: StrictBoolean(required=True),
         "times": lambda: _int(1, 9),
     },
     "typeset_on_stick": {"stack": lambda: _int(0, 1), "cell": lambda: _int(0, 8)},
@@ -147,3 +156,26 @@ def _schema(kind: str, spec: dict[str, Any]) -> type[Schema]:
 
 
 SCHEMAS: dict[str, type[Schema]] = {kind: _schema(kind, spec) for kind, spec in FIELDS.items()}
+
+
+def shape_errors(action: dict[str, Any]) -> dict[str, Any] | None:
+    """What is wrong with the shape of a seat's action of a known type (``seat`` aside),
+    or None: every key of its schema and no other, each value of its field's JSON type
+    (strictly: a boolean is never a number, a number never a boolean). Values (ranges,
+    names, list lengths) are left to rules.py, which refuses them with their own codes."""
+    body = {key: value for key, value in action.items() if key != "seat"}
+    errors: dict[str, Any] = _SHAPES[action["type"]].validate(body)
+    return errors or None
+
+
+def _shape_only(schema: Schema) -> Schema:
+    """``schema`` (a fresh instance, so the class is untouched) without value validators."""
+    for field in schema.fields.values():
+        field.validators = []
+        if isinstance(field, fields.List):
+            field.inner.validators = []
+    return schema
+
+
+#: the shape of each action, built once (building a marshmallow Schema is slow)
+_SHAPES: dict[str, Schema] = {kind: _shape_only(schema()) for kind, schema in SCHEMAS.items()}

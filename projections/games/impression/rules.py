@@ -267,6 +267,13 @@ class Impression(Ruleset):
     # -- apply ------------------------------------------------------------------------
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
+        """Validate, then mutate; an IllegalAction leaves the state as it was.
+
+        The action's shape is checked against its marshmallow schema before anything else,
+        so the rules only ever see the keys and JSON types they expect (a boolean is never
+        a number); each value is then judged by the rule it breaks."""
+        if not isinstance(action, dict):
+            raise IllegalAction("malformed_action", "An action is an object with a type.")
         seat = action.get("seat")
         kind = action.get("type")
         if seat is None:
@@ -275,10 +282,13 @@ class Impression(Ruleset):
             raise IllegalAction("system_only", f"{kind} is an automatic step, not a player's.")
         if state["finished"]:
             raise IllegalAction("game_finished", "The game is over.")
-        if not isinstance(seat, int) or not 0 <= seat < len(state["players"]):
+        if type(seat) is not int or not 0 <= seat < len(state["players"]):
             raise IllegalAction("unknown_seat", "There is no such seat in this game.")
-        if kind not in actions.ACTION_TYPES:
+        if not isinstance(kind, str) or kind not in actions.ACTION_TYPES:
             raise IllegalAction("unknown_action", f"Impression has no action {kind!r}.")
+        errors = actions.shape_errors(action)
+        if errors is not None:
+            raise IllegalAction("malformed_action", f"That {kind} is malformed: {errors}.")
         if self.system_action(state):
             raise IllegalAction("not_your_turn", "It is not your turn to act.")
         if kind == "pair_city_tile":
@@ -746,7 +756,7 @@ class Impression(Ruleset):
 
     def _system(self, state: State, action: Action, rng: random.Random) -> None:
         expected = self.system_action(state)
-        if expected is None or expected["type"] != action.get("type"):
+        if expected is None or {**expected, "seat": None} != {"seat": None, **action}:
             raise IllegalAction("no_system_step", "No such automatic step is due.")
         if expected["type"] == "pay_wages":
             self.pay_wages(state)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from projections.games.impression import data
+from projections.ruleset import IllegalAction
 from tests.unit.impression.support import RULES, act, new_game, prompt, refused
 
 
@@ -285,3 +287,41 @@ def test_a_finished_game_refuses_everything() -> None:
     state["finished"] = True
     refused(state, 0, "game_finished", type="end_turn")
     assert RULES.legal_actions(state, 0) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "reset", "slot": 0, "keep": None, "lay_down": True},  # a boolean, not 1
+        {"type": "reset", "slot": 0, "keep": None},  # a key missing
+        {"type": "reset", "slot": 0, "keep": None, "lay_down": 0, "extra": 1},  # unknown key
+        {"type": "shop", "tradesman": 0, "path": "S2", "room": "I"},  # a string, not a list
+        {"type": "shop", "tradesman": 0, "path": [2], "room": "I"},  # a number in the path
+        {"type": "shop", "tradesman": 0.0, "path": ["S2"], "room": "I"},  # a float
+    ],
+)
+def test_an_action_of_the_wrong_shape_is_refused_before_any_rule(action: dict[str, Any]) -> None:
+    refused(two_player_game(), 0, "malformed_action", **action)
+
+
+def test_a_trade_tile_direction_is_a_boolean_not_a_number() -> None:
+    state = two_player_game()
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S6"], room="II")  # S6 room II: trade
+    tile = next(t for t in state["trading"]["display"] if t is not None)
+    refused(state, 0, "malformed_action", type="trade_tile", tile=tile, reverse=1, times=1)
+
+
+def test_a_seat_is_an_integer_and_an_action_an_object() -> None:
+    state = two_player_game()
+    refused(state, True, "unknown_seat", type="end_turn")  # True is not seat 1
+    with pytest.raises(IllegalAction) as error:
+        RULES.apply(state, ["end_turn"], random.Random(1))  # type: ignore[arg-type]
+    assert error.value.code == "malformed_action"
+
+
+def test_an_automatic_step_carries_nothing_but_its_type() -> None:
+    state = two_player_game()
+    state["phase"] = "wages"
+    refused(state, None, "no_system_step", type="pay_wages", marks=5)
+    act(state, None, type="pay_wages")
+    assert state["phase"] == "preparation"

@@ -107,12 +107,12 @@ def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> N
     refused(state, SEAT, "already_refreshed", type="refresh_technologies", level="II")
 
 
-@pytest.mark.parametrize("rows", [[0, 1], [0, 0, 1], [0, 1, 2, 2], None])
+@pytest.mark.parametrize("rows", [[0, 1], [0, 0, 1], [0, 1, 2, 2], []])
 def test_returning_anything_but_the_discarded_technologies_once_each_is_refused(
-    rows: list[int] | None,
+    rows: list[int],
 ) -> None:
     state, old = refreshed_level_two()
-    order = None if rows is None else [old[row] for row in rows]
+    order = [old[row] for row in rows]
     refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=order)
 
 
