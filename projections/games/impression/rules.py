@@ -536,9 +536,7 @@ class Impression(Ruleset):
                 follow.extend(effects.keep_letter(p, letter, keep))
             effects.refill_desk(state, rng)
         follow.extend(effects.fire(p, "reset"))
-        moved = [
-            i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I" and man["upright"]
-        ]
+        moved = [i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I" and man["upright"]]
         for index in moved:
             effects.enter_room(state, seat, index, p["tradesmen"][index]["shop"], "II")
         p["tradesmen"][lay]["upright"] = False
