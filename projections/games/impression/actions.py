@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import Schema, fields, validate
@@ -162,10 +163,77 @@ def shape_errors(action: dict[str, Any]) -> dict[str, Any] | None:
     """What is wrong with the shape of a seat's action of a known type (``seat`` aside),
     or None: every key of its schema and no other, each value of its field's JSON type
     (strictly: a boolean is never a number, a number never a boolean). Values (ranges,
-    names, list lengths) are left to rules.py, which refuses them with their own codes."""
+    names, list lengths) are left to rules.py, which refuses them with their own codes.
+
+    The schema decides; a quick check derived from its fields first passes the common
+    well-formed action without a marshmallow load (every action of a replay goes through
+    here: docs/rules/impression.md, Tests and benchmark)."""
+    kind = action["type"]
+    quick = _QUICK.get(kind)
+    if quick is not None:
+        names, checks = quick
+        if action.keys() - _ENVELOPE == names and all(ok(action[key]) for key, ok in checks):
+            return None
     body = {key: value for key, value in action.items() if key != "seat"}
-    errors: dict[str, Any] = _SHAPES[action["type"]].validate(body)
+    errors: dict[str, Any] = _SHAPES[kind].validate(body)
     return errors or None
+
+
+Check = Callable[[Any], bool]
+_ENVELOPE = frozenset(["type", "seat"])
+
+
+def _quick_check(field: fields.Field[Any]) -> Check | None:
+    """A test that a value surely has ``field``'s shape (never passing one the field
+    refuses), or None when the field is of a kind this does not know."""
+    ok: Check
+    if isinstance(field, fields.Boolean):
+        ok = _is_bool
+    elif isinstance(field, fields.Integer):
+        ok = _is_int
+    elif isinstance(field, fields.String):
+        ok = _is_str
+    elif isinstance(field, fields.List):
+        inner = _quick_check(field.inner)
+        if inner is None:
+            return None
+        ok = _list_of(inner)
+    else:
+        return None
+    return _or_none(ok) if field.allow_none else ok
+
+
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _list_of(inner: Check) -> Check:
+    return lambda value: type(value) is list and all(map(inner, value))
+
+
+def _or_none(ok: Check) -> Check:
+    return lambda value: value is None or ok(value)
+
+
+def _quick(schema: Schema) -> tuple[frozenset[str], list[tuple[str, Check]]] | None:
+    """The schema's keys (``type`` aside) and each one's quick check, or None if a field
+    has none or may be left out (the schema alone decides those actions)."""
+    checks: list[tuple[str, Check]] = []
+    for name, field in schema.fields.items():
+        check = _quick_check(field)
+        if name != "type" and (check is None or not field.required):
+            return None
+        if name != "type" and check is not None:
+            checks.append((name, check))
+    return frozenset(name for name, _ in checks), checks
 
 
 def _shape_only(schema: Schema) -> Schema:
@@ -179,3 +247,4 @@ def _shape_only(schema: Schema) -> Schema:
 
 #: the shape of each action, built once (building a marshmallow Schema is slow)
 _SHAPES: dict[str, Schema] = {kind: _shape_only(schema()) for kind, schema in SCHEMAS.items()}
+_QUICK = {kind: quick for kind, shape in _SHAPES.items() if (quick := _quick(shape)) is not None}
