@@ -7,8 +7,10 @@ list can replace a JSON file without touching the engine.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,8 +228,13 @@ def shops_in_play(player_count: int) -> list[str]:
     return [shop["id"] for shop in SHOPS.values() if shop["min_players"] <= player_count]
 
 
-def shop_neighbours(shop_ids: list[str]) -> dict[str, list[str]]:
-    """Orthogonally adjacent shops among those in play."""
+def shop_neighbours(shop_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Orthogonally adjacent shops among those in play (shared: read only)."""
+    return _shop_neighbours(tuple(shop_ids))
+
+
+@functools.lru_cache(maxsize=8)
+def _shop_neighbours(shop_ids: tuple[str, ...]) -> dict[str, list[str]]:
     at = {(SHOPS[s]["row"], SHOPS[s]["col"]): s for s in shop_ids}
     result: dict[str, list[str]] = {}
     for shop in shop_ids:
@@ -240,6 +247,7 @@ def shop_neighbours(shop_ids: list[str]) -> dict[str, list[str]]:
     return result
 
 
+@functools.lru_cache(maxsize=256)
 def street(a: str, b: str) -> str:
     """The street (gap) between two adjacent shops, named by both in a stable order."""
     first, second = sorted((a, b), key=lambda s: int(s[1:]))

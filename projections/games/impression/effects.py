@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,6 +346,8 @@ class Handler:
     single_auto: bool = False
     #: False for a choice of order, which forgoes no benefit and has no default answer
     declinable: bool = True
+    #: a quicker test that ``options`` is not empty (the queue asks it of every choice)
+    possible: Callable[[State, int, Effect], bool] | None = None
     #: why a declinable choice can no longer be declined once this effect has begun
     #: (a cost already owed), or None while it still can
     committed: Callable[[Effect], str | None] | None = None
@@ -601,10 +603,17 @@ def _trade_resolve(
     return fire(p, "trade")
 
 
+def _trade_possible(state: State, seat: int, effect: Effect) -> bool:
+    """A resource to convert 1:2 is enough; otherwise look at the tiles and the refresh."""
+    p = player(state, seat)
+    return any(p[give] >= 1 for give in data.RESOURCES) or bool(trade_options(state, seat, effect))
+
+
 handler(
     "trade",
     describe="trade",
     options=trade_options,
+    possible=_trade_possible,
     resolve=_trade_resolve,
     answers=("refresh_trading_tiles", "trade_convert", "trade_tile"),
     validate=_trade_validate,
@@ -1132,13 +1141,20 @@ def _tech_levels(effect: Effect) -> list[str]:
 
 
 def technology_options(state: State, seat: int, effect: Effect) -> list[Action]:
+    return list(_technology_choices(state, seat, effect))
+
+
+def _technology_possible(state: State, seat: int, effect: Effect) -> bool:
+    return next(_technology_choices(state, seat, effect), None) is not None
+
+
+def _technology_choices(state: State, seat: int, effect: Effect) -> Iterator[Action]:
     p = player(state, seat)
-    options: list[Action] = []
     for level in _tech_levels(effect):
         column = state["tech"][level]
         can_refresh = column["draw_pile"] and p["marks"] >= 1 and not effect.get("refreshed")
         if can_refresh:
-            options.append({"type": "refresh_technologies", "level": level})
+            yield {"type": "refresh_technologies", "level": level}
         spots = placements(p, level)
         if not spots:
             continue
@@ -1146,8 +1162,7 @@ def technology_options(state: State, seat: int, effect: Effect) -> list[Action]:
             if tech is None or not has_goods(p, tech_cost(state, seat, effect, level, row)):
                 continue
             for spot in spots:
-                options.append({"type": "buy_technology", "level": level, "row": row, **spot})
-    return options
+                yield {"type": "buy_technology", "level": level, "row": row, **spot}
 
 
 def _tech_validate(state: State, seat: int, effect: Effect, action: Action) -> None:
@@ -1220,6 +1235,7 @@ handler(
     "technology",
     describe="buy a technology",
     options=technology_options,
+    possible=_technology_possible,
     resolve=_tech_resolve,
     answers=("refresh_technologies", "buy_technology"),
     validate=_tech_validate,
@@ -1487,6 +1503,22 @@ def _route_cost(state: State, seat: int, path: list[str], free: bool) -> int:
     return supply + sum(owners.values())
 
 
+def _travel_possible(state: State, seat: int, effect: Effect) -> bool:
+    """Some route exists: with a point to spend, a step on the order track while a section
+    is left, or onto a next space the player can pay for (a longer route never costs less
+    than its first step: the marks owed only grow along it)."""
+    p = player(state, seat)
+    if travel_points(p, effect) < 1:
+        return False
+    if state["track"][seat]["section"] < data.TRACK_SECTIONS:
+        return True
+    start = state["agents"][seat]
+    return any(
+        _route_cost(state, seat, [nxt], bool(effect.get("free"))) <= p["marks"]
+        for nxt in data.MAP_NEIGHBOURS[start]
+    )
+
+
 def _travel_options(state: State, seat: int, effect: Effect) -> list[Action]:
     return [
         {"type": "travel", "track_steps": steps, "path": path}
@@ -1564,6 +1596,7 @@ for _icon in ("travel", "steps"):
         _icon,
         describe="travel" if _icon == "travel" else "move your agent some steps",
         options=_travel_options,
+        possible=_travel_possible,
         resolve=_travel_resolve,
         answers=("travel",),
         validate=_travel_validate,
@@ -1584,14 +1617,15 @@ def run(state: State, seat: int, rng: random.Random) -> None:
             push(state, seat, rule.auto(state, seat, effect))
             continue
         assert rule.options is not None and rule.resolve is not None
-        options = rule.options(state, seat, effect)
-        if not options:
+        if not (rule.possible or rule.options)(state, seat, effect):
             queue.pop(0)  # nothing to choose: the effect fizzles
             continue
-        if rule.single_auto and len(options) == 1:
-            queue.pop(0)
-            push(state, seat, rule.resolve(state, seat, effect, options[0], rng))
-            continue
+        if rule.single_auto:
+            options = rule.options(state, seat, effect)
+            if len(options) == 1:
+                queue.pop(0)
+                push(state, seat, rule.resolve(state, seat, effect, options[0], rng))
+                continue
         return
 
 
