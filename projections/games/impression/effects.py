@@ -685,15 +685,26 @@ def place_on_stick(p: Player, letter: str, cell: int, always_bonus: bool) -> lis
 
 
 def unlock_slots(p: Player) -> None:
-    filled = {(cell // 3, cell % 3) for cell, content in enumerate(p["board"]) if content}
-    for index, slot in enumerate(data.SLOTS):
-        if p["slots"][index]["active"]:
-            continue
-        shape = [tuple(offset) for offset in slot["formation"]]
-        for row in range(3):
-            for col in range(3):
-                if all((row + dr, col + dc) in filled for dr, dc in shape):
-                    p["slots"][index]["active"] = True
+    filled = {cell for cell, content in enumerate(p["board"]) if content}
+    for index, spots in enumerate(_FORMATION_SPOTS):
+        slot = p["slots"][index]
+        if not slot["active"] and any(cells <= filled for cells in spots):
+            slot["active"] = True
+
+
+def _formation_spots(formation: list[list[int]]) -> list[frozenset[int]]:
+    """Every place a slot's formation fits on the 3x3 composing sticks (moved, never
+    rotated), as the cells (row * 3 + column) it covers."""
+    spots = []
+    for row in range(3):
+        for col in range(3):
+            cells = [(row + dr, col + dc) for dr, dc in formation]
+            if all(0 <= r < 3 and 0 <= c < 3 for r, c in cells):
+                spots.append(frozenset(r * 3 + c for r, c in cells))
+    return spots
+
+
+_FORMATION_SPOTS = [_formation_spots(slot["formation"]) for slot in data.SLOTS]
 
 
 handler(

@@ -212,10 +212,17 @@ class Impression(Ruleset):
 
     def system_action(self, state: State) -> Action | None:
         """The phase's automatic step, once no seat has a choice waiting."""
-        step = SYSTEM_STEPS.get(state["phase"])
-        if step is None or state["finished"] or any(state["pending"]):
-            return None
-        return {"type": step}
+        return {"type": SYSTEM_STEPS[state["phase"]]} if self._system_due(state) else None
+
+    @staticmethod
+    def _system_due(state: State) -> bool:
+        return (
+            state["phase"] in SYSTEM_STEPS and not state["finished"] and not any(state["pending"])
+        )
+
+    def _may_act(self, state: State, seat: int) -> bool:
+        """Whether ``seat`` is in ``to_act`` (without building the list)."""
+        return bool(state["pending"][seat]) or seat in self._phase_to_act(state)
 
     @staticmethod
     def _turn_seat(state: State) -> int:
@@ -289,11 +296,11 @@ class Impression(Ruleset):
         errors = actions.shape_errors(action)
         if errors is not None:
             raise IllegalAction("malformed_action", f"That {kind} is malformed: {errors}.")
-        if self.system_action(state):
+        if self._system_due(state):
             raise IllegalAction("not_your_turn", "It is not your turn to act.")
         if kind == "pair_city_tile":
             self.pair_city_tile(state, seat, action, rng)
-        elif seat not in self._to_act(state):
+        elif not self._may_act(state, seat):
             raise IllegalAction("not_your_turn", "It is not your turn to act.")
         elif state["pending"][seat]:
             effects.answer(state, seat, action, rng)
