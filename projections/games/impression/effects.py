@@ -348,6 +348,8 @@ class Handler:
     declinable: bool = True
     #: a quicker test that ``options`` is not empty (the queue asks it of every choice)
     possible: Callable[[State, int, Effect], bool] | None = None
+    #: what an effect leaves behind when it fizzles with nothing left to choose
+    fizzle: Callable[[State, Effect], None] | None = None
     #: why a declinable choice can no longer be declined once this effect has begun
     #: (a cost already owed), or None while it still can
     committed: Callable[[Effect], str | None] | None = None
@@ -1370,6 +1372,14 @@ def factory_committed(effect: Effect) -> str | None:
     return None
 
 
+def factory_fizzled(state: State, effect: Effect) -> None:
+    """Drawn factories none of which fits any more (a pairing's technology filled the
+    workshop meanwhile: "If all spaces in your workshop are occupied, you can no longer
+    build a factory") go under their pile unpaid."""
+    if effect.get("drawn"):
+        state["factories"][effect["level"]]["draw_pile"].extend(effect["drawn"])
+
+
 handler(
     "factory",
     describe="build a factory",
@@ -1378,6 +1388,7 @@ handler(
     answers=("draw_factories", "keep_factory"),
     validate=_factory_validate,
     committed=factory_committed,
+    fizzle=factory_fizzled,
 )
 
 
@@ -1630,6 +1641,8 @@ def run(state: State, seat: int, rng: random.Random) -> None:
         assert rule.options is not None and rule.resolve is not None
         if not (rule.possible or rule.options)(state, seat, effect):
             queue.pop(0)  # nothing to choose: the effect fizzles
+            if rule.fizzle is not None:
+                rule.fizzle(state, effect)
             continue
         if rule.single_auto:
             options = rule.options(state, seat, effect)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -436,3 +437,19 @@ def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
     refused(
         state, SEAT, "insufficient_marks", type="travel", track_steps=0, path=["coin2.1", "coin2.2"]
     )
+
+
+def test_drawn_factories_that_no_longer_fit_go_back_under_their_pile_unpaid() -> None:
+    """Building rules: "If all spaces in your workshop are occupied, you can no longer
+    build a factory or technology" - here a pairing's technology, taken at any time while
+    the drawn factories waited, filled the last space."""
+    state = turn_game()
+    queue(state, {"icon": "factory"})
+    act(state, SEAT, type="draw_factories", level="II")
+    drawn = list(state["pending"][SEAT][0]["drawn"])
+    for index, cell in enumerate(me(state)["workshop"].values()):
+        cell["down"] = {"kind": "tech", "id": f"X{index}"}
+        cell["up"] = {"kind": "tech", "id": f"Y{index}"}
+    effects.run(state, SEAT, random.Random(0))
+    assert prompt(state, SEAT) is None and me(state)["city_markers"] == 12
+    assert state["factories"]["II"]["draw_pile"][-3:] == drawn
