@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from projections.fold import decide_action, decide_system, fold
-from projections.games.impression import IMPRESSION, data
-from projections.simulate import new_game, step
+from projections.fold import copy_state, decide_action, decide_system, fold
+from projections.games.impression import IMPRESSION, data, effects
+from projections.simulate import new_game, play_random, step
 from tests.sim.conformance import check_random_game, games_per_count
 
 COUNTED = ["marks", "paper", "lead", "ink", "capacity", "workforce", "assistants", "city_markers"]
@@ -174,3 +174,41 @@ def play_eagerly(player_count: int, seed: str) -> None:
 def test_eager_games_reach_factories_cities_signboards_and_contracts(player_count: int) -> None:
     for index in range(10):
         play_eagerly(player_count, f"eager-{player_count}-{index}")
+
+
+@pytest.mark.parametrize("player_count", [2, 3, 4])
+def test_the_quick_checks_of_a_choice_agree_with_its_options(player_count: int) -> None:
+    """A waiting choice fizzles when it has nothing to choose; the queue asks a quick
+    ``possible`` where a handler has one: it must say what ``options`` would, also on
+    tables pushed to the edges (no marks, no resources, the agent at the track's end)."""
+    checked = Counter[str]()
+    probe = random.Random(player_count)
+
+    def check(game: Any, _envelope: Any) -> None:
+        state = copy_state(game.state)
+        for seat, p in enumerate(state["seats"]):
+            p["marks"] = probe.choice([0, 0, 1, p["marks"]])
+            for resource in data.RESOURCES:
+                p[resource] = probe.choice([0, 0, p[resource]])
+            if probe.random() < 0.5:
+                state["track"][seat]["section"] = data.TRACK_SECTIONS
+            for icon in ("travel", "steps", "trade", "technology"):
+                effect: dict[str, Any] = {"icon": icon, "count": probe.randint(0, 3)}
+                effect["free"] = probe.random() < 0.3
+                if icon == "technology":
+                    effect.update(no_resources=probe.random() < 0.3, no_money=effect["free"])
+                rule = effects.HANDLERS[icon]
+                assert rule.possible is not None and rule.options is not None
+                expected = bool(rule.options(state, seat, effect))
+                assert rule.possible(state, seat, effect) is expected, (icon, seat, effect)
+                checked[f"{icon} {expected}"] += 1
+
+    players = [f"P{i + 1}" for i in range(player_count)]
+    for index in range(3):
+        play_random(IMPRESSION, players, f"quick-{index}", None, on_step=check)
+    assert all(
+        checked[f"{icon} {answer}"]
+        for icon in effects.HANDLERS
+        if icon in ("travel", "steps", "trade", "technology")
+        for answer in (True, False)
+    ), checked

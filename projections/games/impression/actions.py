@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import Schema, fields, validate
@@ -21,6 +22,15 @@ def _one_of(choices: list[str], none: bool = False) -> fields.String:
 
 def _text() -> fields.String:
     return fields.String(required=True)
+
+
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 _LEVEL = list(data.LEVELS)
@@ -52,6 +62,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "signboard_blue": {},
     "activate_contract": {"contract": _text, "slot": lambda: _int(0, 3)},
     "use_city_disc": {"disc": _text},
+    # the pair icon: at any time
     "pair_city_tile": {"disc": _text, "cell": lambda: _int(0, 8)},
     # Order and Contract Phase (and the buy icon)
     "buy_order": {"slot": lambda: _int(0, 4)},
@@ -75,7 +86,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     },
     "trade_tile": {
         "tile": _text,
-        "reverse": lambda: fields.Boolean(required=True),
+        "reverse": lambda: StrictBoolean(required=True),
         "times": lambda: _int(1, 9),
     },
     "typeset_on_stick": {"stack": lambda: _int(0, 1), "cell": lambda: _int(0, 8)},
@@ -115,7 +126,6 @@ OPTIONAL_TYPES = frozenset(
         "signboard_blue",
         "activate_contract",
         "use_city_disc",
-        "pair_city_tile",
     ]
 )
 #: answers that resolve only automatic effects afterwards, so they never draw a tile
@@ -147,3 +157,94 @@ def _schema(kind: str, spec: dict[str, Any]) -> type[Schema]:
 
 
 SCHEMAS: dict[str, type[Schema]] = {kind: _schema(kind, spec) for kind, spec in FIELDS.items()}
+
+
+def shape_errors(action: dict[str, Any]) -> dict[str, Any] | None:
+    """What is wrong with the shape of a seat's action of a known type (``seat`` aside),
+    or None: every key of its schema and no other, each value of its field's JSON type
+    (strictly: a boolean is never a number, a number never a boolean). Values (ranges,
+    names, list lengths) are left to rules.py, which refuses them with their own codes.
+
+    The schema decides; a quick check derived from its fields first passes the common
+    well-formed action without a marshmallow load (every action of a replay goes through
+    here: docs/rules/impression.md, Tests and benchmark)."""
+    kind = action["type"]
+    quick = _QUICK.get(kind)
+    if quick is not None:
+        names, checks = quick
+        if action.keys() - _ENVELOPE == names and all(ok(action[key]) for key, ok in checks):
+            return None
+    body = {key: value for key, value in action.items() if key != "seat"}
+    errors: dict[str, Any] = _SHAPES[kind].validate(body)
+    return errors or None
+
+
+Check = Callable[[Any], bool]
+_ENVELOPE = frozenset(["type", "seat"])
+
+
+def _quick_check(field: fields.Field[Any]) -> Check | None:
+    """A test that a value surely has ``field``'s shape (never passing one the field
+    refuses), or None when the field is of a kind this does not know."""
+    ok: Check
+    if isinstance(field, fields.Boolean):
+        ok = _is_bool
+    elif isinstance(field, fields.Integer):
+        ok = _is_int
+    elif isinstance(field, fields.String):
+        ok = _is_str
+    elif isinstance(field, fields.List):
+        inner = _quick_check(field.inner)
+        if inner is None:
+            return None
+        ok = _list_of(inner)
+    else:
+        return None
+    return _or_none(ok) if field.allow_none else ok
+
+
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _list_of(inner: Check) -> Check:
+    return lambda value: type(value) is list and all(map(inner, value))
+
+
+def _or_none(ok: Check) -> Check:
+    return lambda value: value is None or ok(value)
+
+
+def _quick(schema: Schema) -> tuple[frozenset[str], list[tuple[str, Check]]] | None:
+    """The schema's keys (``type`` aside) and each one's quick check, or None if a field
+    has none or may be left out (the schema alone decides those actions)."""
+    checks: list[tuple[str, Check]] = []
+    for name, field in schema.fields.items():
+        check = _quick_check(field)
+        if name != "type" and (check is None or not field.required):
+            return None
+        if name != "type" and check is not None:
+            checks.append((name, check))
+    return frozenset(name for name, _ in checks), checks
+
+
+def _shape_only(schema: Schema) -> Schema:
+    """``schema`` (a fresh instance, so the class is untouched) without value validators."""
+    for field in schema.fields.values():
+        field.validators = []
+        if isinstance(field, fields.List):
+            field.inner.validators = []
+    return schema
+
+
+#: the shape of each action, built once (building a marshmallow Schema is slow)
+_SHAPES: dict[str, Schema] = {kind: _shape_only(schema()) for kind, schema in SCHEMAS.items()}
+_QUICK = {kind: quick for kind, shape in _SHAPES.items() if (quick := _quick(shape)) is not None}

@@ -7,8 +7,10 @@ list can replace a JSON file without touching the engine.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +164,15 @@ def check() -> None:
     _expect(len(GREY_CITIES) <= len(DISCS), "a disc for every grey city")
     _expect(START_CITY in CITIES and START_CITY not in GREY_CITIES, "the start city is white")
     _expect(len(MOVEMENT_POINTS) == 4, "movement points for four order markers")
+    orders_of = {level: sum(o["level"] == level for o in ORDERS.values()) for level in LEVELS}
+    for count, removed in ORDER_DATA["removed_per_level"].items():
+        # Setup 5: "remove 5 of each type ... then draw 5 tiles from the type I deck"
+        _expect(
+            orders_of[LEVELS[0]] - removed >= ORDER_DATA["display_size"],
+            f"{ORDER_DATA['display_size']} type I orders left to display at {count} players",
+        )
+        _expect(min(orders_of.values()) >= removed, f"{removed} orders of each type to remove")
     for level in LEVELS:
-        _expect(sum(o["level"] == level for o in ORDERS.values()) == 9, "9 orders a level")
         _expect(sum(t["level"] == level for t in TECHNOLOGIES.values()) == 12, "12 techs a level")
         _expect(sum(f["level"] == level for f in FACTORIES.values()) == 9, "9 factories a level")
     for shop in SHOPS.values():
@@ -219,8 +228,13 @@ def shops_in_play(player_count: int) -> list[str]:
     return [shop["id"] for shop in SHOPS.values() if shop["min_players"] <= player_count]
 
 
-def shop_neighbours(shop_ids: list[str]) -> dict[str, list[str]]:
-    """Orthogonally adjacent shops among those in play."""
+def shop_neighbours(shop_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Orthogonally adjacent shops among those in play (shared: read only)."""
+    return _shop_neighbours(tuple(shop_ids))
+
+
+@functools.lru_cache(maxsize=8)
+def _shop_neighbours(shop_ids: tuple[str, ...]) -> dict[str, list[str]]:
     at = {(SHOPS[s]["row"], SHOPS[s]["col"]): s for s in shop_ids}
     result: dict[str, list[str]] = {}
     for shop in shop_ids:
@@ -233,6 +247,7 @@ def shop_neighbours(shop_ids: list[str]) -> dict[str, list[str]]:
     return result
 
 
+@functools.lru_cache(maxsize=256)
 def street(a: str, b: str) -> str:
     """The street (gap) between two adjacent shops, named by both in a stable order."""
     first, second = sorted((a, b), key=lambda s: int(s[1:]))

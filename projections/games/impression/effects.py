@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,6 +346,19 @@ class Handler:
     single_auto: bool = False
     #: False for a choice of order, which forgoes no benefit and has no default answer
     declinable: bool = True
+    #: a quicker test that ``options`` is not empty (the queue asks it of every choice)
+    possible: Callable[[State, int, Effect], bool] | None = None
+    #: what an effect leaves behind when it fizzles with nothing left to choose
+    fizzle: Callable[[State, Effect], None] | None = None
+    #: why a declinable choice can no longer be declined once this effect has begun
+    #: (a cost already owed), or None while it still can
+    committed: Callable[[Effect], str | None] | None = None
+
+    def refusal(self, effect: Effect) -> str | None:
+        """Why ``decline`` is refused for this waiting effect, or None when it may be."""
+        if not self.declinable:
+            return f"This choice cannot be declined: {self.describe}."
+        return self.committed(effect) if self.committed is not None else None
 
 
 HANDLERS: dict[str, Handler] = {}
@@ -592,10 +605,17 @@ def _trade_resolve(
     return fire(p, "trade")
 
 
+def _trade_possible(state: State, seat: int, effect: Effect) -> bool:
+    """A resource to convert 1:2 is enough; otherwise look at the tiles and the refresh."""
+    p = player(state, seat)
+    return any(p[give] >= 1 for give in data.RESOURCES) or bool(trade_options(state, seat, effect))
+
+
 handler(
     "trade",
     describe="trade",
     options=trade_options,
+    possible=_trade_possible,
     resolve=_trade_resolve,
     answers=("refresh_trading_tiles", "trade_convert", "trade_tile"),
     validate=_trade_validate,
@@ -667,15 +687,26 @@ def place_on_stick(p: Player, letter: str, cell: int, always_bonus: bool) -> lis
 
 
 def unlock_slots(p: Player) -> None:
-    filled = {(cell // 3, cell % 3) for cell, content in enumerate(p["board"]) if content}
-    for index, slot in enumerate(data.SLOTS):
-        if p["slots"][index]["active"]:
-            continue
-        shape = [tuple(offset) for offset in slot["formation"]]
-        for row in range(3):
-            for col in range(3):
-                if all((row + dr, col + dc) in filled for dr, dc in shape):
-                    p["slots"][index]["active"] = True
+    filled = {cell for cell, content in enumerate(p["board"]) if content}
+    for index, spots in enumerate(_FORMATION_SPOTS):
+        slot = p["slots"][index]
+        if not slot["active"] and any(cells <= filled for cells in spots):
+            slot["active"] = True
+
+
+def _formation_spots(formation: list[list[int]]) -> list[frozenset[int]]:
+    """Every place a slot's formation fits on the 3x3 composing sticks (moved, never
+    rotated), as the cells (row * 3 + column) it covers."""
+    spots = []
+    for row in range(3):
+        for col in range(3):
+            cells = [(row + dr, col + dc) for dr, dc in formation]
+            if all(0 <= r < 3 and 0 <= c < 3 for r, c in cells):
+                spots.append(frozenset(r * 3 + c for r, c in cells))
+    return spots
+
+
+_FORMATION_SPOTS = [_formation_spots(slot["formation"]) for slot in data.SLOTS]
 
 
 handler(
@@ -1123,13 +1154,20 @@ def _tech_levels(effect: Effect) -> list[str]:
 
 
 def technology_options(state: State, seat: int, effect: Effect) -> list[Action]:
+    return list(_technology_choices(state, seat, effect))
+
+
+def _technology_possible(state: State, seat: int, effect: Effect) -> bool:
+    return next(_technology_choices(state, seat, effect), None) is not None
+
+
+def _technology_choices(state: State, seat: int, effect: Effect) -> Iterator[Action]:
     p = player(state, seat)
-    options: list[Action] = []
     for level in _tech_levels(effect):
         column = state["tech"][level]
         can_refresh = column["draw_pile"] and p["marks"] >= 1 and not effect.get("refreshed")
         if can_refresh:
-            options.append({"type": "refresh_technologies", "level": level})
+            yield {"type": "refresh_technologies", "level": level}
         spots = placements(p, level)
         if not spots:
             continue
@@ -1137,8 +1175,7 @@ def technology_options(state: State, seat: int, effect: Effect) -> list[Action]:
             if tech is None or not has_goods(p, tech_cost(state, seat, effect, level, row)):
                 continue
             for spot in spots:
-                options.append({"type": "buy_technology", "level": level, "row": row, **spot})
-    return options
+                yield {"type": "buy_technology", "level": level, "row": row, **spot}
 
 
 def _tech_validate(state: State, seat: int, effect: Effect, action: Action) -> None:
@@ -1211,6 +1248,7 @@ handler(
     "technology",
     describe="buy a technology",
     options=technology_options,
+    possible=_technology_possible,
     resolve=_tech_resolve,
     answers=("refresh_technologies", "buy_technology"),
     validate=_tech_validate,
@@ -1325,8 +1363,19 @@ def _factory_resolve(
     return build(p, "factory", action["factory"], action)
 
 
-def factory_declined(state: State, effect: Effect) -> None:
-    """Declining after the draw returns all three under their pile."""
+def factory_committed(effect: Effect) -> str | None:
+    """Travel: "draw 3 factories from that stack, keep one and return the other two to the
+    bottom of the pile, then discard your rightmost city marker as payment": once drawn,
+    a factory is kept and paid for (docs/rules/impression.md)."""
+    if effect.get("drawn"):
+        return "You drew 3 factories: keep one; it costs your rightmost city marker."
+    return None
+
+
+def factory_fizzled(state: State, effect: Effect) -> None:
+    """Drawn factories none of which fits any more (a pairing's technology filled the
+    workshop meanwhile: "If all spaces in your workshop are occupied, you can no longer
+    build a factory") go under their pile unpaid."""
     if effect.get("drawn"):
         state["factories"][effect["level"]]["draw_pile"].extend(effect["drawn"])
 
@@ -1338,6 +1387,8 @@ handler(
     resolve=_factory_resolve,
     answers=("draw_factories", "keep_factory"),
     validate=_factory_validate,
+    committed=factory_committed,
+    fizzle=factory_fizzled,
 )
 
 
@@ -1403,46 +1454,91 @@ def map_payments(
 
 
 def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, str], list[str]]:
-    """The cheapest route to every reachable space for each split of the movement points."""
+    """The cheapest route to every reachable space for each split of the movement points.
+
+    A route may pass a space again and come back to its start: "You cannot visit the same
+    shop twice" is printed for shop moves only (docs/rules/impression.md). Each length is
+    grown from the one before, keeping per space the routes no other beats on both the
+    marks owed to the supply and those owed to other players (a discount applies to the
+    supply's share alone, so neither share can stand for the other).
+    """
     p = player(state, seat)
     points = travel_points(p, effect)
     start = state["agents"][seat]
     free = bool(effect.get("free"))
+    entry = {node: _entry_payment(state, seat, node, free) for node in data.MAP_NEIGHBOURS}
+    cut = 0 if free else discount(p, "travel")
     best: dict[tuple[str, int], tuple[int, list[str]]] = {}
-
-    def walk(node: str, path: list[str]) -> None:
-        if path:
-            supply, owners = map_payments(state, seat, path, free)
-            cost = supply + sum(owners.values())
-            key = (node, len(path))
-            if cost <= p["marks"] and (key not in best or cost < best[key][0]):
-                best[key] = (cost, list(path))
-        if len(path) >= points:
-            return
-        for nxt in data.MAP_NEIGHBOURS[node]:
-            if nxt != start and nxt not in path:
-                path.append(nxt)
-                walk(nxt, path)
-                path.pop()
-
-    walk(start, [])
+    fronts: dict[str, dict[tuple[int, int], list[str]]] = {start: {(0, 0): []}}
+    for length in range(1, points + 1):
+        grown: dict[str, dict[tuple[int, int], list[str]]] = {}
+        for node, front in fronts.items():
+            for (supply, owed), path in front.items():
+                for nxt in data.MAP_NEIGHBOURS[node]:
+                    more_supply, more_owed = entry[nxt]
+                    here = grown.setdefault(nxt, {})
+                    here.setdefault((supply + more_supply, owed + more_owed), [*path, nxt])
+        fronts = {node: _undominated(front) for node, front in grown.items()}
+        for node, front in fronts.items():
+            cost, path = min(
+                ((max(0, supply - cut) + owed, path) for (supply, owed), path in front.items()),
+                key=lambda priced: priced[0],
+            )
+            if cost <= p["marks"]:
+                best[(node, length)] = (cost, path)
     room = data.TRACK_SECTIONS - state["track"][seat]["section"]
     routes: dict[tuple[int, str], list[str]] = {}
     for track_steps in range(0, min(points, room) + 1):
+        costs: dict[str, int] = {}
         if track_steps:
             routes[(track_steps, start)] = []
+            costs[start] = 0
         for (node, length), (cost, path) in sorted(best.items()):
             if length > points - track_steps:
                 continue
-            current = routes.get((track_steps, node))
-            if current is None or cost < _route_cost(state, seat, current, free):
+            if node not in costs or cost < costs[node]:
                 routes[(track_steps, node)] = path
+                costs[node] = cost
     return routes
+
+
+def _entry_payment(state: State, seat: int, node: str, free: bool) -> tuple[int, int]:
+    """Marks (to the supply, to other players) for entering ``node``, as ``map_payments``."""
+    road = data.COIN_ROAD.get(node)
+    if free or road is None or all(seat in state["city_markers"][city] for city in road):
+        return 0, 0
+    others = sum(1 for s, where in enumerate(state["agents"]) if s != seat and where == node)
+    return (0, others) if others else (1, 0)
+
+
+def _undominated(front: dict[tuple[int, int], list[str]]) -> dict[tuple[int, int], list[str]]:
+    """The routes whose (supply, other players) marks no other route beats on both."""
+    return {
+        key: path
+        for key, path in front.items()
+        if not any(o != key and o[0] <= key[0] and o[1] <= key[1] for o in front)
+    }
 
 
 def _route_cost(state: State, seat: int, path: list[str], free: bool) -> int:
     supply, owners = map_payments(state, seat, path, free)
     return supply + sum(owners.values())
+
+
+def _travel_possible(state: State, seat: int, effect: Effect) -> bool:
+    """Some route exists: with a point to spend, a step on the order track while a section
+    is left, or onto a next space the player can pay for (a longer route never costs less
+    than its first step: the marks owed only grow along it)."""
+    p = player(state, seat)
+    if travel_points(p, effect) < 1:
+        return False
+    if state["track"][seat]["section"] < data.TRACK_SECTIONS:
+        return True
+    start = state["agents"][seat]
+    return any(
+        _route_cost(state, seat, [nxt], bool(effect.get("free"))) <= p["marks"]
+        for nxt in data.MAP_NEIGHBOURS[start]
+    )
 
 
 def _travel_options(state: State, seat: int, effect: Effect) -> list[Action]:
@@ -1467,13 +1563,9 @@ def _travel_validate(state: State, seat: int, effect: Effect, action: Action) ->
     if steps == 0 and not path:
         raise IllegalAction("empty_travel", "Move at least one step, or decline the travel.")
     node = state["agents"][seat]
-    seen = {node}
-    for nxt in path:
+    for nxt in path:  # spaces may be passed again (docs/rules/impression.md)
         if nxt not in data.MAP_NEIGHBOURS.get(node, []):
             raise IllegalAction("not_adjacent", f"{nxt} is not next to {node} on the map.")
-        if nxt in seen:
-            raise IllegalAction("space_revisited", "A route may not visit a space twice.")
-        seen.add(nxt)
         node = nxt
     cost = _route_cost(state, seat, path, bool(effect.get("free")))
     if cost > p["marks"]:
@@ -1526,6 +1618,7 @@ for _icon in ("travel", "steps"):
         _icon,
         describe="travel" if _icon == "travel" else "move your agent some steps",
         options=_travel_options,
+        possible=_travel_possible,
         resolve=_travel_resolve,
         answers=("travel",),
         validate=_travel_validate,
@@ -1546,14 +1639,17 @@ def run(state: State, seat: int, rng: random.Random) -> None:
             push(state, seat, rule.auto(state, seat, effect))
             continue
         assert rule.options is not None and rule.resolve is not None
-        options = rule.options(state, seat, effect)
-        if not options:
+        if not (rule.possible or rule.options)(state, seat, effect):
             queue.pop(0)  # nothing to choose: the effect fizzles
+            if rule.fizzle is not None:
+                rule.fizzle(state, effect)
             continue
-        if rule.single_auto and len(options) == 1:
-            queue.pop(0)
-            push(state, seat, rule.resolve(state, seat, effect, options[0], rng))
-            continue
+        if rule.single_auto:
+            options = rule.options(state, seat, effect)
+            if len(options) == 1:
+                queue.pop(0)
+                push(state, seat, rule.resolve(state, seat, effect, options[0], rng))
+                continue
         return
 
 
@@ -1563,7 +1659,7 @@ def prompt_options(state: State, seat: int) -> list[Action]:
     rule = HANDLERS[effect["icon"]]
     assert rule.options is not None
     options = rule.options(state, seat, effect)
-    return [*options, {"type": "decline"}] if rule.declinable else options
+    return options if rule.refusal(effect) else [*options, {"type": "decline"}]
 
 
 def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
@@ -1573,13 +1669,10 @@ def answer(state: State, seat: int, action: Action, rng: random.Random) -> None:
     rule = HANDLERS[effect["icon"]]
     body = {key: value for key, value in action.items() if key != "seat"}
     if body["type"] == "decline":
-        if not rule.declinable:
-            raise IllegalAction(
-                "choice_required", f"This choice cannot be declined: {rule.describe}."
-            )
+        refusal = rule.refusal(effect)
+        if refusal is not None:
+            raise IllegalAction("choice_required", refusal)
         queue.pop(0)
-        if effect["icon"] == "factory":
-            factory_declined(state, effect)
         run(state, seat, rng)
         return
     if body["type"] not in rule.answers:

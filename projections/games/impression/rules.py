@@ -7,8 +7,9 @@ Which rulebook section each part follows:
   then ``place_tradesman``: the players place their tradesmen (the rulebook does not say
   where they start; docs/rules/impression.md).
 - Action Phase (two turns each): ``shop`` (A. Shop), ``reset`` (B. Reset) and the
-  Optional Actions (``signboard_*``, ``activate_contract``, ``use_city_disc``,
-  ``pair_city_tile``); every room and icon action is an effect of effects.py.
+  Optional Actions (``signboard_*``, ``activate_contract``, ``use_city_disc``); every room
+  and icon action is an effect of effects.py. ``pair_city_tile`` (the pair icon) is taken
+  "at any time", by any seat in any phase.
 - Order and Contract Phase: ``buy_order``, ``buy_contract``, ``pass_buying`` in reverse
   order of the order track.
 - Production Phase: ``advance_order`` / ``end_production``, then the automatic
@@ -46,7 +47,10 @@ class Impression(Ruleset):
     title = "Impression"
     min_players = 2
     max_players = 4
-    rules_version = "2"  # 2: tradesmen placed by the players, two orders chosen by them
+    # 2: tradesmen placed by the players, two orders chosen by them; 3: the rules review
+    # (issue 15): drawn factories kept, 10 type I orders, travel may revisit, pairing at
+    # any time, Reset moves only standing tradesmen
+    rules_version = "3"
     options = {}  # Impression has no options
 
     # -- setup ------------------------------------------------------------------------
@@ -184,6 +188,14 @@ class Impression(Ruleset):
         }
 
     def _to_act(self, state: State) -> list[int]:
+        """The seats the phase waits for, then any other seat with a choice waiting (a
+        pairing off turn may start one)."""
+        seats = self._phase_to_act(state)
+        return seats + [
+            seat for seat, queue in enumerate(state["pending"]) if queue and seat not in seats
+        ]
+
+    def _phase_to_act(self, state: State) -> list[int]:
         phase = state["phase"]
         if phase in TURN_PHASES:
             return [self._turn_seat(state)]
@@ -199,8 +211,18 @@ class Impression(Ruleset):
         return []
 
     def system_action(self, state: State) -> Action | None:
-        step = SYSTEM_STEPS.get(state["phase"])
-        return {"type": step} if step and not state["finished"] else None
+        """The phase's automatic step, once no seat has a choice waiting."""
+        return {"type": SYSTEM_STEPS[state["phase"]]} if self._system_due(state) else None
+
+    @staticmethod
+    def _system_due(state: State) -> bool:
+        return (
+            state["phase"] in SYSTEM_STEPS and not state["finished"] and not any(state["pending"])
+        )
+
+    def _may_act(self, state: State, seat: int) -> bool:
+        """Whether ``seat`` is in ``to_act`` (without building the list)."""
+        return bool(state["pending"][seat]) or seat in self._phase_to_act(state)
 
     @staticmethod
     def _turn_seat(state: State) -> int:
@@ -209,7 +231,12 @@ class Impression(Ruleset):
     # -- legal actions ----------------------------------------------------------------
 
     def legal_actions(self, state: State, seat: int) -> list[Action]:
-        if state["finished"] or seat not in self._to_act(state) or self.system_action(state):
+        if state["finished"] or self.system_action(state):
+            return []
+        return [*self._seat_actions(state, seat), *self._pairings(state, seat)]
+
+    def _seat_actions(self, state: State, seat: int) -> list[Action]:
+        if seat not in self._to_act(state):
             return []
         if state["pending"][seat]:
             return effects.prompt_options(state, seat)
@@ -247,6 +274,13 @@ class Impression(Ruleset):
     # -- apply ------------------------------------------------------------------------
 
     def apply(self, state: State, action: Action, rng: random.Random) -> None:
+        """Validate, then mutate; an IllegalAction leaves the state as it was.
+
+        The action's shape is checked against its marshmallow schema before anything else,
+        so the rules only ever see the keys and JSON types they expect (a boolean is never
+        a number); each value is then judged by the rule it breaks."""
+        if not isinstance(action, dict):
+            raise IllegalAction("malformed_action", "An action is an object with a type.")
         seat = action.get("seat")
         kind = action.get("type")
         if seat is None:
@@ -255,13 +289,20 @@ class Impression(Ruleset):
             raise IllegalAction("system_only", f"{kind} is an automatic step, not a player's.")
         if state["finished"]:
             raise IllegalAction("game_finished", "The game is over.")
-        if not isinstance(seat, int) or not 0 <= seat < len(state["players"]):
+        if type(seat) is not int or not 0 <= seat < len(state["players"]):
             raise IllegalAction("unknown_seat", "There is no such seat in this game.")
-        if kind not in actions.ACTION_TYPES:
+        if not isinstance(kind, str) or kind not in actions.ACTION_TYPES:
             raise IllegalAction("unknown_action", f"Impression has no action {kind!r}.")
-        if self.system_action(state) or seat not in self._to_act(state):
+        errors = actions.shape_errors(action)
+        if errors is not None:
+            raise IllegalAction("malformed_action", f"That {kind} is malformed: {errors}.")
+        if self._system_due(state):
             raise IllegalAction("not_your_turn", "It is not your turn to act.")
-        if state["pending"][seat]:
+        if kind == "pair_city_tile":
+            self.pair_city_tile(state, seat, action, rng)
+        elif not self._may_act(state, seat):
+            raise IllegalAction("not_your_turn", "It is not your turn to act.")
+        elif state["pending"][seat]:
             effects.answer(state, seat, action, rng)
         elif kind == "decline":
             raise IllegalAction("nothing_to_decline", "No choice is waiting for you.")
@@ -465,8 +506,9 @@ class Impression(Ruleset):
 
     def reset(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
         """B. Reset: take a desk letter (keep it on a stack or discard it for its resources),
-        refill the desk, move tradesmen from room I down to room II, lay one down, then take
-        the room II actions of those that moved."""
+        refill the desk, move the tradesmen standing (upright) in a room I down to room II,
+        lay one down, then take the room II actions of those that moved. A tradesman lying
+        in a room I has acted this phase and stays (docs/rules/impression.md)."""
         p = player(state, seat)
         desk = state["letters"]["desk"]
         slot, keep, lay = action.get("slot"), action.get("keep"), action.get("lay_down")
@@ -501,7 +543,7 @@ class Impression(Ruleset):
                 follow.extend(effects.keep_letter(p, letter, keep))
             effects.refill_desk(state, rng)
         follow.extend(effects.fire(p, "reset"))
-        moved = [i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I"]
+        moved = [i for i, man in enumerate(p["tradesmen"]) if man["room"] == "I" and man["upright"]]
         for index in moved:
             effects.enter_room(state, seat, index, p["tradesmen"][index]["shop"], "II")
         p["tradesmen"][lay]["upright"] = False
@@ -531,18 +573,10 @@ class Impression(Ruleset):
         for disc in p["discs"]:
             if not disc["used"] and "reward" in data.DISCS[disc["id"]]:
                 legal.append({"type": "use_city_disc", "disc": disc["id"]})
-        if p["pairing"]:
-            paired = {cell["paired"] for cell in p["board"] if cell is not None}
-            for disc in p["discs"]:
-                if disc["id"] in paired:
-                    continue
-                for index, cell in enumerate(p["board"]):
-                    if cell is not None and cell["paired"] is None:
-                        legal.append({"type": "pair_city_tile", "disc": disc["id"], "cell": index})
         return legal
 
     def optional_action(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
-        """Optional Actions: signboards, activating a contract, a city disc, pairing."""
+        """Optional Actions: signboards, activating a contract, a city disc."""
         p = player(state, seat)
         kind = action["type"]
         follow: list[effects.Effect] = []
@@ -573,8 +607,6 @@ class Impression(Ruleset):
                 )
             disc["used"] = True
             follow.extend(data.DISCS[disc["id"]]["reward"])
-        else:
-            follow.extend(self._pair(p, action))
         effects.start_effects(state, seat, follow, rng)
 
     def _activate_contract(self, state: State, p: dict[str, Any], action: Action) -> list[Any]:
@@ -599,6 +631,27 @@ class Impression(Ruleset):
             return []  # a replacement does not earn the covered action again
         slot["filled_before"] = True
         return list(data.SLOTS[index]["bonus"])
+
+    # -- the pair icon: "at any time" -------------------------------------------------
+
+    def _pairings(self, state: State, seat: int) -> list[Action]:
+        p = player(state, seat)
+        if not p["pairing"]:
+            return []
+        paired = {cell["paired"] for cell in p["board"] if cell is not None}
+        return [
+            {"type": "pair_city_tile", "disc": disc["id"], "cell": index}
+            for disc in p["discs"]
+            if disc["id"] not in paired
+            for index, cell in enumerate(p["board"])
+            if cell is not None and cell["paired"] is None
+        ]
+
+    def pair_city_tile(self, state: State, seat: int, action: Action, rng: random.Random) -> None:
+        """Pair icon: "pair a city tile with a lead letter on your composing board at any
+        time" - on any seat's turn, in any phase, even while a choice of yours waits (a
+        bonus it earns comes first; docs/rules/impression.md)."""
+        effects.start_effects(state, seat, self._pair(player(state, seat), action), rng)
 
     def _pair(self, p: dict[str, Any], action: Action) -> list[Any]:
         if not p["pairing"]:
@@ -708,7 +761,7 @@ class Impression(Ruleset):
 
     def _system(self, state: State, action: Action, rng: random.Random) -> None:
         expected = self.system_action(state)
-        if expected is None or expected["type"] != action.get("type"):
+        if expected is None or {**expected, "seat": None} != {"seat": None, **action}:
             raise IllegalAction("no_system_step", "No such automatic step is due.")
         if expected["type"] == "pay_wages":
             self.pay_wages(state)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from projections.games.impression import data
+from projections.ruleset import IllegalAction
 from tests.unit.impression.support import RULES, act, new_game, prompt, refused
 
 
@@ -149,10 +151,28 @@ def test_reset_discarding_a_letter_gains_its_resources() -> None:
 def test_reset_moves_tradesmen_from_room_one_down_and_takes_their_room_two_action() -> None:
     state = two_player_game()
     ann = state["seats"][0]
-    ann["tradesmen"][1] = {"shop": "S7", "room": "I", "upright": False}  # S7 room II: paper+ink
+    ann["tradesmen"][1] = {"shop": "S7", "room": "I", "upright": True}  # S7 room II: paper+ink
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
-    assert ann["tradesmen"][1]["room"] == "II"
+    assert ann["tradesmen"][1] == {"shop": "S7", "room": "II", "upright": True}
     assert (ann["paper"], ann["ink"]) == (2, 2)
+
+
+def test_reset_leaves_a_tradesman_lying_in_room_one_where_it_is() -> None:
+    """B. Reset: "all of your tradesmen standing in room I's now move down to room II of
+    the same shop. Then lay down one of your upright tradesmen"; the Shop rules use
+    "standing" the same way ("You may only move a tradesman that is standing in a room
+    II"). A tradesman that shopped into a room I this phase lies there: it does not also
+    earn the room II action in the same phase; it moves down after standing up again."""
+    state = two_player_game()
+    ann = state["seats"][0]
+    act(state, 0, type="shop", tradesman=1, path=["S10", "S6"], room="I")  # S6 II: trade
+    paper, ink = ann["paper"], ann["ink"]
+    act(state, 0, type="end_turn")
+    act(state, 1, type="reset", slot=0, keep=None, lay_down=0)
+    act(state, 1, type="end_turn")
+    act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
+    assert ann["tradesmen"][1] == {"shop": "S6", "room": "I", "upright": False}
+    assert (ann["paper"], ann["ink"]) == (paper, ink) and prompt(state, 0) is None
 
 
 def two_tradesmen_in_room_one(shops: tuple[str, str]) -> dict[str, Any]:
@@ -267,3 +287,41 @@ def test_a_finished_game_refuses_everything() -> None:
     state["finished"] = True
     refused(state, 0, "game_finished", type="end_turn")
     assert RULES.legal_actions(state, 0) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "reset", "slot": 0, "keep": None, "lay_down": True},  # a boolean, not 1
+        {"type": "reset", "slot": 0, "keep": None},  # a key missing
+        {"type": "reset", "slot": 0, "keep": None, "lay_down": 0, "extra": 1},  # unknown key
+        {"type": "shop", "tradesman": 0, "path": "S2", "room": "I"},  # a string, not a list
+        {"type": "shop", "tradesman": 0, "path": [2], "room": "I"},  # a number in the path
+        {"type": "shop", "tradesman": 0.0, "path": ["S2"], "room": "I"},  # a float
+    ],
+)
+def test_an_action_of_the_wrong_shape_is_refused_before_any_rule(action: dict[str, Any]) -> None:
+    refused(two_player_game(), 0, "malformed_action", **action)
+
+
+def test_a_trade_tile_direction_is_a_boolean_not_a_number() -> None:
+    state = two_player_game()
+    act(state, 0, type="shop", tradesman=0, path=["S2", "S6"], room="II")  # S6 room II: trade
+    tile = next(t for t in state["trading"]["display"] if t is not None)
+    refused(state, 0, "malformed_action", type="trade_tile", tile=tile, reverse=1, times=1)
+
+
+def test_a_seat_is_an_integer_and_an_action_an_object() -> None:
+    state = two_player_game()
+    refused(state, True, "unknown_seat", type="end_turn")  # True is not seat 1
+    with pytest.raises(IllegalAction) as error:
+        RULES.apply(state, ["end_turn"], random.Random(1))  # type: ignore[arg-type]
+    assert error.value.code == "malformed_action"
+
+
+def test_an_automatic_step_carries_nothing_but_its_type() -> None:
+    state = two_player_game()
+    state["phase"] = "wages"
+    refused(state, None, "no_system_step", type="pay_wages", marks=5)
+    act(state, None, type="pay_wages")
+    assert state["phase"] == "preparation"

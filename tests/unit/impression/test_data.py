@@ -38,8 +38,22 @@ def test_a_broken_table_fails_the_load_check(monkeypatch: pytest.MonkeyPatch) ->
         data.check()
 
 
-def test_every_level_has_nine_orders_twelve_technologies_and_nine_factories() -> None:
+def test_orders_by_type_leave_five_of_type_one_after_the_two_player_removal() -> None:
+    """Setup 5 removes "5 of each type" at 2 players, "then draw 5 tiles from the type I
+    deck": type I needs 10 of the 36 orders (docs/rules/impression.md)."""
+    counts = [sum(o["level"] == level for o in data.ORDERS.values()) for level in data.LEVELS]
+    assert counts == [10, 9, 9, 8]
+
+
+def test_a_table_short_of_type_one_orders_fails_the_load_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(data.ORDERS["OI10"], "level", "II")
+    with pytest.raises(ValueError, match="type I orders left to display at 2 players"):
+        data.check()
+
+
+def test_every_level_has_twelve_technologies_and_nine_factories() -> None:
     for level in data.LEVELS:
-        assert sum(o["level"] == level for o in data.ORDERS.values()) == 9
         assert sum(t["level"] == level for t in data.TECHNOLOGIES.values()) == 12
         assert sum(f["level"] == level for f in data.FACTORIES.values()) == 9

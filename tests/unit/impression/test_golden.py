@@ -53,16 +53,20 @@ def test_a_b_letter_with_city_tile_a_becomes_ab_and_earns_the_space() -> None:
 
 
 @pytest.mark.parametrize(("players", "removed"), [(2, 5), (3, 3), (4, 1)])
-def test_orders_removed_per_level_by_player_count(players: int, removed: int) -> None:
-    # Setup 5: "in a 2-player game remove 5 of each type; 3-player 3; 4-player 1."
-    state = new_game(players)
+@pytest.mark.parametrize("seed", range(8))
+def test_orders_removed_per_level_then_five_type_one_orders_on_display(
+    players: int, removed: int, seed: int
+) -> None:
+    """Setup 5: "Remove some from the game based on player count: in a 2-player game remove
+    5 of each type; in a 3-player game remove 3 of each type; in a 4-player game remove 1 of
+    each type. Form 4 draw piles from what remains, then draw 5 tiles from the type I deck"
+    - at every player count, whatever the shuffle."""
+    state = new_game(players, seed=seed)
     for level in data.LEVELS:
         assert len(state["orders"]["removed"][level]) == removed
     in_play = sum(len(p) for p in state["orders"]["piles"].values()) + 5
-    assert in_play == 4 * (9 - removed)
-    levels = [data.ORDERS[o]["level"] for o in state["orders"]["display"]]
-    # at 2 players only 4 type I orders remain: the fifth comes from type II, as refills do
-    assert levels == ["I"] * min(5, 9 - removed) + ["II"] * max(0, 5 - (9 - removed))
+    assert in_play == len(data.ORDERS) - 4 * removed
+    assert [data.ORDERS[o]["level"] for o in state["orders"]["display"]] == ["I"] * 5
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from tests.unit.impression.support import (
     act,
     me,
     prompt,
+    queue,
     refused,
     turn_game,
 )
@@ -125,3 +126,74 @@ def test_optional_actions_are_not_possible_in_production() -> None:
     state["phase"] = "production"
     state["production_done"] = [False, True]
     refused(state, SEAT, "wrong_phase", type="signboard_white")
+
+
+def bob_can_pair(state: dict[str, Any], disc: str, cell: int, letter: str) -> dict[str, Any]:
+    """Bob (seat 1) covered a pair icon, holds city tile ``disc`` and has ``letter`` on
+    composing stick space ``cell`` (not matching it)."""
+    bob: dict[str, Any] = state["seats"][1]
+    bob["pairing"] = True
+    bob["discs"] = [{"id": disc, "used": False}]
+    bob["board"][cell] = {"letter": letter, "paired": None, "bonus_taken": False}
+    return bob
+
+
+@pytest.mark.parametrize("phase", ["action", "orders", "production"])
+def test_a_city_tile_is_paired_at_any_time_even_on_another_players_turn(phase: str) -> None:
+    """Iconography, pair icon: "pair a city tile with a lead letter on your composing board
+    at any time (1 city tile per lead letter)" - not only on your own turn."""
+    state = turn_game()  # Ann's turn
+    if phase == "orders":
+        state["phase"] = "orders"
+        state["buying"] = {"queue": [0, 1], "index": 0, "order_bought": False}
+        state["buying"]["contract_bought"] = False
+    elif phase == "production":
+        state["phase"] = "production"
+        state["production_done"] = [False, True]
+    bob = bob_can_pair(state, "D1", 0, "LB1")  # city tile A on space A holding a B
+    assert RULES.status(state)["to_act"] == [SEAT]
+    pair = {"type": "pair_city_tile", "disc": "D1", "cell": 0}
+    assert RULES.legal_actions(state, 1) == [pair]
+    ink = bob["ink"]
+    act(state, 1, **pair)
+    assert bob["board"][0]["paired"] == "D1" and bob["ink"] == ink + 1  # space A: 1 ink
+    assert RULES.status(state)["to_act"] == [SEAT] and RULES.legal_actions(state, 1) == []
+
+
+def test_a_choice_earned_by_pairing_off_turn_waits_for_its_player_and_holds_the_scoring() -> None:
+    state = turn_game()
+    state["phase"] = "final_optionals"
+    state["order"], state["turn"]["index"] = [1, SEAT], 1  # Ann's last optional actions
+    bob = bob_can_pair(state, "D4", 3, "LA1")  # space D: 1 resource of your choice
+    act(state, 1, type="pair_city_tile", disc="D4", cell=3)
+    assert prompt(state, 1) == "gain_choice"
+    act(state, SEAT, type="end_turn")
+    assert RULES.status(state)["phase"] == "final_scoring"
+    assert RULES.status(state)["awaiting_system"] is None
+    assert RULES.status(state)["to_act"] == [1]
+    refused(state, None, "no_system_step", type="final_scoring")
+    paper = bob["paper"]
+    act(state, 1, type="choose_resource", resource="paper")
+    assert bob["paper"] == paper + 1
+    assert RULES.status(state)["awaiting_system"] == "final_scoring"
+
+
+def test_a_pairing_is_refused_while_an_automatic_step_is_due() -> None:
+    state = turn_game()
+    state["phase"] = "wages"
+    bob_can_pair(state, "D1", 0, "LB1")
+    assert RULES.legal_actions(state, 1) == []
+    refused(state, 1, "not_your_turn", type="pair_city_tile", disc="D1", cell=0)
+
+
+def test_a_city_tile_may_be_paired_while_a_choice_of_yours_waits() -> None:
+    state = turn_game()
+    p = me(state)
+    p["pairing"] = True
+    p["discs"] = [{"id": "D1", "used": False}]
+    p["board"][0] = {"letter": "LB1", "paired": None, "bonus_taken": False}
+    queue(state, {"icon": "trade"})
+    pair = {"type": "pair_city_tile", "disc": "D1", "cell": 0}
+    assert pair in RULES.legal_actions(state, SEAT)
+    act(state, SEAT, **pair)
+    assert p["board"][0]["paired"] == "D1" and prompt(state, SEAT) == "trade"

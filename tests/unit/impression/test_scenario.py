@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from projections.games.impression import data
 from tests.unit.impression.support import RULES, act, new_game, set_up
 
 ANN, BOB = 0, 1
@@ -25,14 +26,14 @@ def play_round_one() -> dict[str, Any]:
     act(state, BOB, type="reset", slot=0, keep=0, lay_down=1)  # keeps LA1
     act(state, BOB, type="end_turn")
     assert RULES.status(state)["phase"] == "orders"
-    act(state, BOB, type="buy_order", slot=0)  # OI7 for 1 mark
+    act(state, BOB, type="buy_order", slot=0)  # OI6 for 1 mark
     act(state, BOB, type="pass_buying")
-    act(state, ANN, type="buy_order", slot=1)  # OI9 for 2 marks
+    act(state, ANN, type="buy_order", slot=1)  # OI10 for 2 marks
     act(state, ANN, type="pass_buying")
     assert RULES.status(state)["to_act"] == [ANN, BOB]  # production is simultaneous
-    act(state, BOB, type="advance_order", order="OI7")  # capacity 2 -> 1: 1 mark
-    act(state, BOB, type="advance_order", order="OI7")  # stage 1 costs 1 paper
-    act(state, ANN, type="advance_order", order="OI9")
+    act(state, BOB, type="advance_order", order="OI6")  # capacity 2 -> 1: 1 mark
+    act(state, BOB, type="advance_order", order="OI6")  # stage 1 costs nothing
+    act(state, ANN, type="advance_order", order="OI10")
     act(state, ANN, type="end_production")
     assert RULES.status(state)["awaiting_system"] == "pay_wages"
     act(state, None, type="pay_wages")
@@ -44,11 +45,11 @@ def test_round_one_leaves_each_player_where_their_choices_took_them() -> None:
     state = play_round_one()
     ann, bob = state["seats"]
     assert (ann["marks"], ann["lead"], ann["workforce"], ann["capacity"]) == (0, 3, 3, 3)
-    assert ann["line"] == ["OI9", None, None, None] and ann["assistants"] == 4
+    assert ann["line"] == ["OI10", None, None, None] and ann["assistants"] == 4
     assert state["streets"] == {"S1-S2": {"owner": ANN, "reward": "mark"}}
     # Bob: 3 marks, +1 when Ann joined his room, -1 order, +1 capacity track, -1 wages
-    assert (bob["marks"], bob["ink"], bob["paper"], bob["capacity"]) == (3, 3, 0, 2)
-    assert bob["line"] == [None, "OI7", None, None] and bob["stacks"] == [["LA1"], []]
+    assert (bob["marks"], bob["ink"], bob["paper"], bob["capacity"]) == (3, 3, 1, 2)
+    assert bob["line"] == [None, "OI6", None, None] and bob["stacks"] == [["LA1"], []]
 
 
 def test_round_two_starts_with_the_new_order_and_refilled_displays() -> None:
@@ -62,7 +63,10 @@ def test_round_two_starts_with_the_new_order_and_refilled_displays() -> None:
     }
     assert state["order"] == [BOB, ANN]  # the front player moved to the last position
     # two orders were bought: none discarded, the rest pushed to the cheapest spaces
-    assert state["orders"]["display"][:3] == ["OI3", "OI2", "OII2"]
+    # the 5 type I orders left at 2 players were all displayed: type II refills
+    display = state["orders"]["display"]
+    assert display[:3] == ["OI9", "OI3", "OI2"]
+    assert [data.ORDERS[order]["level"] for order in display[3:]] == ["II", "II"]
     # no contract was bought: the two cheapest were discarded
     assert state["contracts"]["discard_pile"] == ["K20", "K8"]
     assert state["contracts"]["display"][:3] == ["K23", "K16", "K3"]
@@ -77,7 +81,7 @@ def test_ann_s_assistant_pays_her_when_bob_stops_next_to_it() -> None:
     bob["capacity"] = 2
     act(state, BOB, type="shop", tradesman=0, path=["S9", "S5", "S1"], room="I")
     assert state["seats"][ANN]["marks"] == before + 1
-    assert bob["capacity"] == 1 and bob["paper"] == 2
+    assert bob["capacity"] == 1 and bob["paper"] == 3  # S1 room I: 2 paper
 
 
 #: a plain policy: the first legal action of the most preferred type
@@ -130,13 +134,13 @@ def play_by_preference(state: dict[str, Any]) -> int:
 
 def test_a_seeded_three_player_game_played_by_a_plain_policy_ends_after_eight_rounds() -> None:
     state = set_up(3, seed=21)
-    assert play_by_preference(state) == 271
+    assert play_by_preference(state) == 260
     assert state["round"] == 8
     result = RULES.result(state)
     assert result is not None
-    assert [score["total"] for score in result["scores"]] == [10, 5, 0]
-    assert result["ranking"] == [[0], [1], [2]]
+    assert [score["total"] for score in result["scores"]] == [9, -3, 6]
+    assert result["ranking"] == [[0], [2], [1]]
     for score in result["scores"]:
         assert score["total"] == sum(score["breakdown"].values())
-    assert [len(p["completed"]) for p in state["seats"]] == [3, 1, 3]
+    assert [len(p["completed"]) for p in state["seats"]] == [3, 3, 3]
     assert all(slot is None for slot in state["orders"]["display"])

@@ -94,7 +94,7 @@ def test_players_place_a_tradesman_each_in_player_order_then_a_second() -> None:
     ("action", "code"),
     [
         ({"type": "place_tradesman", "shop": "S16"}, "unknown_shop"),  # a 4+ shop
-        ({"type": "place_tradesman", "shop": None}, "unknown_shop"),
+        ({"type": "place_tradesman", "shop": None}, "malformed_action"),
         ({"type": "place_tradesman", "shop": "S1"}, "own_tradesman_there"),
         ({"type": "reset", "slot": 0, "keep": None, "lay_down": 0}, "wrong_phase"),
         ({"type": "end_turn"}, "wrong_phase"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -107,12 +108,12 @@ def test_the_discarded_technologies_go_under_the_pile_in_the_chosen_order() -> N
     refused(state, SEAT, "already_refreshed", type="refresh_technologies", level="II")
 
 
-@pytest.mark.parametrize("rows", [[0, 1], [0, 0, 1], [0, 1, 2, 2], None])
+@pytest.mark.parametrize("rows", [[0, 1], [0, 0, 1], [0, 1, 2, 2], []])
 def test_returning_anything_but_the_discarded_technologies_once_each_is_refused(
-    rows: list[int] | None,
+    rows: list[int],
 ) -> None:
     state, old = refreshed_level_two()
-    order = None if rows is None else [old[row] for row in rows]
+    order = [old[row] for row in rows]
     refused(state, SEAT, "not_the_discarded_technologies", type="return_technologies", order=order)
 
 
@@ -265,12 +266,28 @@ def test_building_a_factory_draws_three_keeps_one_and_pays_a_city_marker() -> No
     assert RULES.view(state, None)["factories"]["I"]["known_bottom"] == [drawn[0], drawn[2]]
 
 
-def test_declining_the_drawn_factories_returns_them_all() -> None:
+def test_drawn_factories_cannot_be_declined_one_is_kept_for_a_city_marker() -> None:
+    """Travel: "choose a type (I-IV), draw 3 factories from that stack, keep one and return
+    the other two to the bottom of the pile, then discard your rightmost city marker as
+    payment." Having seen the three, the player keeps one and pays; the public top tile is
+    not sent to the bottom for free."""
     state = turn_game()
     queue(state, {"icon": "factory"})
+    assert {"type": "decline"} in RULES.legal_actions(state, SEAT)  # nothing drawn yet
     act(state, SEAT, type="draw_factories", level="II")
+    assert {"type": "decline"} not in RULES.legal_actions(state, SEAT)
+    refused(state, SEAT, "choice_required", type="decline")
+    kept = state["pending"][SEAT][0]["drawn"][0]
+    act(state, SEAT, type="keep_factory", factory=kept, space="W7", mode="down", relocate=None)
+    assert me(state)["city_markers"] == 11 and len(state["factories"]["II"]["draw_pile"]) == 8
+
+
+def test_a_factory_may_still_be_declined_before_drawing() -> None:
+    state = turn_game()
+    queue(state, {"icon": "factory"})
     act(state, SEAT, type="decline")
-    assert len(state["factories"]["II"]["draw_pile"]) == 9 and me(state)["city_markers"] == 12
+    assert prompt(state, SEAT) is None and me(state)["city_markers"] == 12
+    assert len(state["factories"]["II"]["draw_pile"]) == 9
 
 
 def test_a_factory_is_refused_without_markers_drawing_or_room() -> None:
@@ -366,13 +383,49 @@ def test_a_free_travel_pays_nothing_on_the_map() -> None:
         ({"track_steps": 1, "path": ["coin1.1", "Frankfurt"]}, "too_many_steps"),
         ({"track_steps": 0, "path": []}, "empty_travel"),
         ({"track_steps": 0, "path": ["Frankfurt"]}, "not_adjacent"),
-        ({"track_steps": 0, "path": ["coin1.1", "Mainz"]}, "space_revisited"),
     ],
 )
 def test_a_travel_is_refused(action: dict[str, Any], code: str) -> None:
     state = turn_game()
     queue(state, {"icon": "travel"})
     refused(state, SEAT, code, type="travel", **action)
+
+
+def test_a_travel_route_may_pass_a_space_again_and_return_to_its_start() -> None:
+    """Travel: "Each coin or city space costs 1 movement point. Moving onto a coin costs 1
+    mark to the supply"; only the Shop rules say "You cannot visit the same shop twice
+    during a move, so you can never end where you started" - travel has no such rule."""
+    state = turn_game()
+    me(state)["workforce"] = 3
+    queue(state, {"icon": "travel"})
+    options = RULES.legal_actions(state, SEAT)
+    assert {"type": "travel", "track_steps": 0, "path": ["coin1.1", "Mainz"]} in options
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", "Frankfurt", "coin1.1"])
+    assert state["agents"][SEAT] == "coin1.1"
+    assert me(state)["marks"] == 1  # the coin was entered twice: 1 mark each time
+    assert prompt(state, SEAT) == "trade"
+
+
+def test_a_travel_back_to_the_start_city_stops_there() -> None:
+    state = turn_game()
+    queue(state, {"icon": "travel"})
+    act(state, SEAT, type="travel", track_steps=0, path=["coin1.1", data.START_CITY])
+    assert state["agents"][SEAT] == data.START_CITY and me(state)["marks"] == 2
+    assert me(state)["director"] == 0  # the white start city takes no marker
+    assert prompt(state, SEAT) == "stop_action"
+
+
+def test_the_listed_travel_routes_are_the_cheapest_and_priced_as_applied() -> None:
+    state = turn_game()
+    me(state)["workforce"] = 4
+    state["agents"][1] = "coin1.1"  # Bob's agent: entering it pays Bob, not the supply
+    queue(state, {"icon": "travel"})
+    routes = effects.travel_routes(state, SEAT, state["pending"][SEAT][0])
+    assert routes[(0, "Frankfurt")] == ["coin1.1", "Frankfurt"]
+    for (steps, node), path in routes.items():
+        assert steps + len(path) <= 4 and (path[-1] if path else data.START_CITY) == node
+        paid = effects.map_payments(state, SEAT, path, free=False)
+        assert paid[0] + sum(paid[1].values()) <= me(state)["marks"]
 
 
 def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
@@ -384,3 +437,19 @@ def test_travel_is_refused_past_the_track_or_beyond_your_marks() -> None:
     refused(
         state, SEAT, "insufficient_marks", type="travel", track_steps=0, path=["coin2.1", "coin2.2"]
     )
+
+
+def test_drawn_factories_that_no_longer_fit_go_back_under_their_pile_unpaid() -> None:
+    """Building rules: "If all spaces in your workshop are occupied, you can no longer
+    build a factory or technology" - here a pairing's technology, taken at any time while
+    the drawn factories waited, filled the last space."""
+    state = turn_game()
+    queue(state, {"icon": "factory"})
+    act(state, SEAT, type="draw_factories", level="II")
+    drawn = list(state["pending"][SEAT][0]["drawn"])
+    for index, cell in enumerate(me(state)["workshop"].values()):
+        cell["down"] = {"kind": "tech", "id": f"X{index}"}
+        cell["up"] = {"kind": "tech", "id": f"Y{index}"}
+    effects.run(state, SEAT, random.Random(0))
+    assert prompt(state, SEAT) is None and me(state)["city_markers"] == 12
+    assert state["factories"]["II"]["draw_pile"][-3:] == drawn
