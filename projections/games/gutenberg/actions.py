@@ -10,6 +10,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
+from projections.action_fields import StrictBoolean
 from projections.games.gutenberg import data
 
 _SPECIALTY = validate.OneOf(data.SPECIALTIES)
@@ -26,15 +27,6 @@ def _type(name: str) -> Any:
 
 def _int(**kwargs: Any) -> Any:
     return fields.Integer(strict=True, **kwargs)
-
-
-class StrictBoolean(fields.Boolean):
-    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 class ChooseCharacterSchema(Schema):

@@ -13,20 +13,12 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from projections.action_fields import StrictBoolean
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, RESOURCES, STARS
 from projections.ruleset import IllegalAction
 
 CELL = validate.Regexp(r"^-?\d+,-?\d+$", error="A map cell is written 'x,y'.")
 SEAT = validate.Range(min=0, max=5)
-
-
-class StrictBoolean(fields.Boolean):
-    """true or false only: 1 and 0 are not booleans."""
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 def _resource(required: bool = True) -> fields.Field:

@@ -7,6 +7,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
+from projections.action_fields import StrictBoolean
 from projections.games.impression import data
 
 
@@ -22,15 +23,6 @@ def _one_of(choices: list[str], none: bool = False) -> fields.String:
 
 def _text() -> fields.String:
     return fields.String(required=True)
-
-
-class StrictBoolean(fields.Boolean):
-    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 _LEVEL = list(data.LEVELS)

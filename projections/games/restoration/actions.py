@@ -12,21 +12,13 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from projections.action_fields import StrictBoolean
 from projections.games.restoration import data
 from projections.ruleset import Action, IllegalAction
 
 _RESEARCH = sorted(data.RESEARCH)
 _WORKER_REF = r"^[A-Z]+[0-9]*/(artisan|[0-9])$"
 _LOCATION = r"^(pos:[A-Z]+[0-9]*|tile:[A-Za-z0-9_]+:[0-9]+|rd:[A-Za-z0-9_]+)$"
-
-
-class StrictBoolean(fields.Boolean):
-    """``true`` or ``false`` only: marshmallow's Boolean also takes 1, "yes" and "on"."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 def _type(name: str) -> fields.String:
