@@ -68,6 +68,10 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "before_branch_point": (422, "A sealed branch cannot undo its copied history"),
     "redraw_needs_reseed": (422, "Redrawing hidden information needs new luck"),
     "no_such_seat": (422, "No such seat"),
+    "invalid_webhook_url": (422, "The webhook URL is malformed"),
+    "invalid_webhook_events": (422, "No such webhook event"),
+    "webhook_url_forbidden": (422, "Webhooks may not be sent to this host"),
+    "too_many_webhooks": (409, "Too many webhooks"),
     "internal_error": (500, "Internal error"),
     "store_unavailable": (503, "The event store is unavailable"),
 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,12 @@ class JobState(ABC):
     # -- webhooks ------------------------------------------------------------------------
 
     @abstractmethod
-    def add_webhook(self, webhook: Record) -> None:
-        """Store a new webhook (its ``cursor`` included)."""
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
+        """Store a new webhook (its ``cursor`` included); whether it was stored. With ``fits``,
+        only if ``fits(the game's webhooks)`` says so, atomically (a cap holds under races).
+        """
 
     @abstractmethod
     def webhooks(self, game_id: str) -> list[Record]:
@@ -156,12 +161,23 @@ class SQLiteJobState(JobState):
         )
         return [(str(game_id), int(version)) for game_id, version in rows]
 
-    def add_webhook(self, webhook: Record) -> None:
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
+        # BEGIN IMMEDIATE: no other writer between the count and the insert.
         with self._pool.transaction() as db:
+            if fits is not None:
+                rows = db.execute(
+                    "SELECT record FROM webhooks WHERE game_id = ? ORDER BY rowid",
+                    (webhook["game_id"],),
+                ).fetchall()
+                if not fits([json.loads(record) for (record,) in rows]):
+                    return False
             db.execute(
                 "INSERT INTO webhooks (id, game_id, cursor, record) VALUES (?, ?, ?, ?)",
                 (webhook["id"], webhook["game_id"], webhook["cursor"], json.dumps(webhook)),
             )
+        return True
 
     def webhooks(self, game_id: str) -> list[Record]:
         rows = self._pool.query(
@@ -293,12 +309,30 @@ class RedisJobState(JobState):
             found.append((game_id, int(version)))
         return found
 
-    def add_webhook(self, webhook: Record) -> None:
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
         record = {key: value for key, value in webhook.items() if key != "cursor"}
+        webhooks = self.webhooks_key(webhook["game_id"])
         with self.client.pipeline() as pipe:
-            pipe.hset(self.webhooks_key(webhook["game_id"]), webhook["id"], json.dumps(record))
-            pipe.hset(self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"])
-            pipe.execute()
+            while True:
+                try:
+                    # Watched: a webhook added meanwhile makes the transaction fail; count again.
+                    pipe.watch(webhooks)
+                    if fits is not None and not fits(
+                        [json.loads(raw) for raw in pipe.hvals(webhooks)]
+                    ):
+                        pipe.unwatch()
+                        return False
+                    pipe.multi()
+                    pipe.hset(webhooks, webhook["id"], json.dumps(record))
+                    pipe.hset(
+                        self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"]
+                    )
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
 
     def webhooks(self, game_id: str) -> list[Record]:
         with self.client.pipeline() as pipe:
