@@ -515,11 +515,16 @@ def post(
     try:
         connection.request("POST", destination.url.target, body=body, headers=headers)
         # Only the status line and headers are read: the body is not wanted.
-        return int(connection.getresponse().status)
+        status = int(connection.getresponse().status)
     except (OSError, http.client.HTTPException):
         if expired.is_set():
             raise TimeoutError("the receiver took too long") from None
         raise
+    else:
+        if expired.is_set():
+            # Cut off mid-answer: what was read before the cut is no answer.
+            raise TimeoutError("the receiver took too long")
+        return status
     finally:
         deadline.cancel()
         connection.close()
