@@ -75,8 +75,8 @@ class JobSettings:
     webhook_timeout: float = 10.0
     #: MEEPLE_WEBHOOK_CONNECT_TIMEOUT: seconds to open the connection to a receiver.
     webhook_connect_timeout: float = 3.0
-    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver address
-    #: (in-process runner); the others wait their turn without holding a thread.
+    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver (address and
+    #: port; in-process runner); the others wait their turn without holding a thread.
     webhook_per_receiver: int = 2
     #: MEEPLE_WEBHOOK_ALLOW_HOSTS: host names and addresses or networks (CIDR), comma- or
     #: space-separated, that webhooks may reach although they are not public (trusted
@@ -346,8 +346,8 @@ class Jobs:
     def wake_sweeper(self, at: float) -> None:
         """A hint that a sweep is worth running at ``at`` (a retry's time)."""
 
-    def receiver_slot(self, address: str) -> contextlib.AbstractContextManager[bool]:
-        """Whether a delivery to the receiver at ``address`` may go now (held while it goes).
+    def receiver_slot(self, receiver: str) -> contextlib.AbstractContextManager[bool]:
+        """Whether a delivery to ``receiver`` (``address:port``) may go now (held while it goes).
         Always, here: an RQ worker runs one job at a time, each bounded by its timeout."""
         return contextlib.nullcontext(True)
 
@@ -426,9 +426,10 @@ class InProcessJobs(Jobs):
 
     Two pools, as RQ has two queues: automatic steps on one, notices, webhook deliveries and
     read-model catch-up on the other, so a slow receiver never holds up a game's scoring.
-    At most ``webhook_per_receiver`` deliveries to one receiver address are in flight; the
-    others are put off (``receiver_slot``) instead of holding a thread, so a seat's webhooks
-    at a receiver that never answers take at most that many of the notification threads.
+    At most ``webhook_per_receiver`` deliveries to one receiver (address and port) are in
+    flight; the others are put off (``receiver_slot``) instead of holding a thread, so a
+    seat's webhooks at a receiver that never answers take at most that many of the
+    notification threads.
 
     A job id that is waiting in a pool is not queued again (one that is already running
     may be: it might have read the game just before the latest append). A sweeper thread
@@ -473,19 +474,19 @@ class InProcessJobs(Jobs):
             self._finished()
 
     @contextlib.contextmanager
-    def receiver_slot(self, address: str) -> Iterator[bool]:
+    def receiver_slot(self, receiver: str) -> Iterator[bool]:
         with self._changed:
-            admitted = self._in_flight.get(address, 0) < self.settings.webhook_per_receiver
+            admitted = self._in_flight.get(receiver, 0) < self.settings.webhook_per_receiver
             if admitted:
-                self._in_flight[address] = self._in_flight.get(address, 0) + 1
+                self._in_flight[receiver] = self._in_flight.get(receiver, 0) + 1
         try:
             yield admitted
         finally:
             if admitted:
                 with self._changed:
-                    self._in_flight[address] -= 1
-                    if not self._in_flight[address]:
-                        del self._in_flight[address]
+                    self._in_flight[receiver] -= 1
+                    if not self._in_flight[receiver]:
+                        del self._in_flight[receiver]
 
     def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
         with self._changed:

@@ -218,6 +218,12 @@ class Destination:
     url: WebhookURL
     address: str
 
+    @property
+    def receiver(self) -> str:
+        """The endpoint deliveries go to, ``address:port`` (``[v6]:port``)."""
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"{host}:{self.url.port}"
+
 
 def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
     """Resolve the URL's host once and check every address it has; the destination to
@@ -543,7 +549,8 @@ def attempt_delivery(
     """Make one attempt and return the delivery with it recorded and its next step decided.
 
     The URL's host is resolved and vetted again first (it may resolve elsewhere today) and
-    the connection goes to that address. ``admit(address)`` says whether the receiver may
+    the connection goes to that address. ``admit(receiver)`` says whether the receiver (the
+    vetted address and the port, ``Destination.receiver``) may
     take one more delivery now; if not, the delivery is put off by ``policy.busy_delay``
     with no attempt counted.
     """
@@ -558,7 +565,7 @@ def attempt_delivery(
         except WebhookError:
             outcome = "forbidden"
         else:
-            with admit(destination.address) as admitted:
+            with admit(destination.receiver) as admitted:
                 if not admitted:
                     delivery["next_attempt_at"] = began + policy.busy_delay
                     return delivery
