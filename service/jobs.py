@@ -62,7 +62,7 @@ class JobSettings:
     job_threads: int = 4
     #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
     #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
-    notify_threads: int = 4
+    notify_threads: int = 8
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.

@@ -453,7 +453,9 @@ class DeliveryPolicy:
     busy_delay: float = 1.0
 
 
-def _open_socket(address: str, port: int, connect_timeout: float, timeout: float) -> socket.socket:
+def _open_socket(
+    address: str, port: int, connect_timeout: float, timeout: float | None
+) -> socket.socket:
     # A numeric address: create_connection asks no resolver.
     sock = socket.create_connection((address, port), timeout=connect_timeout)
     sock.settimeout(timeout)

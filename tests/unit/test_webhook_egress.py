@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,9 +154,10 @@ def test_the_allow_list_lets_named_hosts_and_listed_networks_in_and_nothing_else
 
 @contextlib.contextmanager
 def http_receiver(
-    answer: Callable[[BaseHTTPRequestHandler], None],
+    answer: Callable[[BaseHTTPRequestHandler], None], tls: ssl.SSLContext | None = None
 ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """A loopback HTTP server calling ``answer`` on each POST; yields its port and what came."""
+    """A loopback HTTP(S) server calling ``answer`` on each POST; yields its port and what
+    came."""
     hits: list[dict[str, Any]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -165,6 +170,8 @@ def http_receiver(
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
@@ -259,3 +266,31 @@ def test_a_receiver_that_answers_a_byte_at_a_time_is_cut_off_at_the_deadline() -
         stop.set()
     assert outcome, "the attempt was still waiting for the receiver after 10 s"
     assert outcome[0]["attempts"][0]["outcome"] == "timeout"
+
+
+def test_https_checks_the_certificate_for_the_name_while_connecting_to_the_vetted_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    make_certificate = [
+        *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+        *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=hooks.example"),
+        *("-addext", "subjectAltName=DNS:hooks.example"),
+    ]
+    subprocess.run(make_certificate, check=True, capture_output=True)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    monkeypatch.setattr(ssl, "create_default_context", lambda *_, **__: trusting)
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    policy = DeliveryPolicy(allow=AllowList.parse("127.0.0.1"), connect_timeout=2, timeout=5)
+    answers = {"hooks.example": [["127.0.0.1"]], "other.example": [["127.0.0.1"]]}
+    with http_receiver(ok, tls=server_side) as (port, hits), lying_resolver(monkeypatch, answers):
+        webhook, delivery = a_delivery(f"https://hooks.example:{port}/hook")
+        assert attempt_delivery(delivery, webhook, policy)["status"] == "delivered"
+        # The same server under a name its certificate does not hold: refused by TLS.
+        webhook, delivery = a_delivery(f"https://other.example:{port}/hook")
+        failed = attempt_delivery(delivery, webhook, policy)
+    assert hits == [{"host": f"hooks.example:{port}", "path": "/hook"}]
+    assert failed["attempts"][0]["outcome"] == "connection_failed"
