@@ -90,6 +90,14 @@ class JobState(ABC):
         """Store a delivery's new status, attempts and next attempt time."""
 
     @abstractmethod
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        """Atomically take a delivery for its next attempt: if it is pending, has made
+        ``attempts`` attempts and is due by ``now``, its next attempt time becomes ``until``
+        (no one else takes it before then) and it is returned; else None."""
+
+    @abstractmethod
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
         """The webhook's latest deliveries, newest first."""
 
@@ -240,6 +248,22 @@ class SQLiteJobState(JobState):
                     delivery["id"],
                 ),
             )
+
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        with self._pool.transaction() as db:
+            row = db.execute(
+                "SELECT record FROM deliveries WHERE id = ? AND game_id = ?",
+                (delivery_id, game_id),
+            ).fetchone()
+            taken = _takeable(None if row is None else json.loads(row[0]), attempts, now, until)
+            if taken is not None:
+                db.execute(
+                    "UPDATE deliveries SET next_attempt_at = ?, record = ? WHERE id = ?",
+                    (until, json.dumps(taken), delivery_id),
+                )
+        return taken
 
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
         rows = self._pool.query(
@@ -397,6 +421,25 @@ class RedisJobState(JobState):
             self._put_delivery(pipe, delivery)
             pipe.execute()
 
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        key = self._delivery_key(game_id, delivery_id)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw = pipe.get(key)
+                taken = _takeable(None if raw is None else json.loads(raw), attempts, now, until)
+                if taken is None:
+                    pipe.unwatch()
+                    return None
+                pipe.multi()
+                self._put_delivery(pipe, taken)
+                pipe.execute()
+            except redis.WatchError:
+                return None  # another run changed it first: that run makes the attempt
+        return taken
+
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
         ids = self.client.lrange(self._recent_key(game_id, webhook_id), 0, limit - 1)
         if not ids:
@@ -414,6 +457,18 @@ class RedisJobState(JobState):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _takeable(delivery: Record | None, attempts: int, now: float, until: float) -> Record | None:
+    """The delivery taken until ``until``, if it is pending, due and at ``attempts``."""
+    if (
+        delivery is None
+        or delivery["status"] != "pending"
+        or len(delivery["attempts"]) != attempts
+        or delivery["next_attempt_at"] > now
+    ):
+        return None
+    return {**delivery, "next_attempt_at": until}
 
 
 def job_state_location(store_url: str, redis_url: str | None) -> str:

@@ -141,6 +141,11 @@ class StepOutcome:
     reason: str
 
 
+#: Seconds beyond MEEPLE_WEBHOOK_TIMEOUT that a delivery stays taken by the attempt making
+#: it (resolving the host comes first); a worker that dies mid-attempt leaves it due after.
+DELIVERY_LEASE_MARGIN = 30.0
+
+
 def system_step_key(game_id: str, version: int) -> str:
     """The idempotency key (and job id) of the automatic step due after event ``version``.
 
@@ -230,11 +235,14 @@ def notify(services: Any, game_id: str, version: int) -> int:
 def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
     """Make attempt number ``attempt`` of a delivery (once); its status afterwards."""
     jobs: Jobs = services.jobs
-    delivery = jobs.state.delivery(game_id, delivery_id)
+    now = time.time()
+    # Taken atomically, for as long as an attempt may last: a duplicate run of this attempt
+    # (enqueued again by a sweep while it goes, or by another worker) finds it taken.
+    lease = now + jobs.settings.webhook_timeout + DELIVERY_LEASE_MARGIN
+    delivery = jobs.state.take_delivery(game_id, delivery_id, attempt - 1, now, lease)
     if delivery is None:
-        return "missing"
-    if delivery["status"] != "pending" or len(delivery["attempts"]) >= attempt:
-        return str(delivery["status"])  # a duplicate run of an attempt already made
+        found = jobs.state.delivery(game_id, delivery_id)
+        return "missing" if found is None else str(found["status"])
     webhook = next(
         (hook for hook in jobs.state.webhooks(game_id) if hook["id"] == delivery["webhook_id"]),
         None,

@@ -142,6 +142,32 @@ def test_only_pending_deliveries_whose_time_has_come_are_due(state: JobState) ->
     assert state.delivery("g1", done["id"])["status"] == "delivered"  # type: ignore[index]
 
 
+def test_a_due_delivery_is_taken_by_one_run_alone_until_its_lease_ends(state: JobState) -> None:
+    webhook = a_webhook()
+    state.add_webhook(webhook)
+    delivery = new_delivery(webhook, "action", 2, {})
+    delivery["next_attempt_at"] = 10.0
+    state.claim(webhook, 2, [delivery])
+    assert state.take_delivery("g1", delivery["id"], 0, now=5.0, until=50.0) is None  # not due
+    assert state.take_delivery("g1", delivery["id"], 1, now=20.0, until=50.0) is None  # attempt 2?
+    takers: list[Any] = []
+    threads = [
+        threading.Thread(
+            target=lambda: takers.append(state.take_delivery("g1", delivery["id"], 0, 20.0, 50.0))
+        )
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    taken = [found for found in takers if found is not None]
+    assert len(taken) == 1 and taken[0]["next_attempt_at"] == 50.0
+    assert state.delivery("g1", delivery["id"])["next_attempt_at"] == 50.0  # type: ignore[index]
+    assert state.deliveries_due_before(40.0) == []
+    assert state.take_delivery("g1", delivery["id"], 0, now=60.0, until=99.0) is not None
+
+
 def test_job_state_lives_beside_the_sqlite_store_or_in_the_jobs_redis() -> None:
     assert job_state_location("sqlite:///var/meeple.db", None) == "sqlite:///var/meeple.jobs.db"
     assert job_state_location("sqlite:////srv/m.db", None) == "sqlite:////srv/m.jobs.db"
