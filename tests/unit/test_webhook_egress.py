@@ -150,6 +150,11 @@ def test_the_allow_list_lets_named_hosts_and_listed_networks_in_and_nothing_else
                 vet_url(refused, allow)
     with pytest.raises(ValueError, match="MEEPLE_WEBHOOK_ALLOW_HOSTS"):
         JobSettings(webhook_allow_hosts="10.0.0.0/33 bad/name")
+    from_env = JobSettings.from_env({"MEEPLE_WEBHOOK_ALLOW_HOSTS": " hooks.internal,10.1.0.0/16"})
+    assert from_env.allow_list == AllowList(
+        frozenset({"hooks.internal"}), (ipaddress.ip_network("10.1.0.0/16"),)
+    )
+    assert JobSettings().allow_list == AllowList()  # nothing inside by default
 
 
 @contextlib.contextmanager
