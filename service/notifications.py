@@ -249,12 +249,6 @@ def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
     return Destination(parsed, str(found[0]))
 
 
-def check_url(url: str, allow: AllowList = AllowList()) -> str:
-    """The URL if a webhook may be sent there now (see ``vet_url``)."""
-    vet_url(url, allow)
-    return url
-
-
 def new_webhook(
     game_id: str,
     url: str,
