@@ -11,7 +11,8 @@ Records are plain dicts (JSON on disk):
 - a *webhook*: ``id, game_id, url, secret, events, owner ({"seat": n} | {"admin": true}),
   created_at, cursor`` where ``cursor`` is the last version it was notified of;
 - a *delivery*: ``id, webhook_id, game_id, kind, seq, body, status (pending | delivered |
-  failed), attempts [{"at", "status", "error"}], next_attempt_at, created_at``.
+  failed), attempts [{"at", "outcome", "status"}], next_attempt_at (also how long an attempt
+  in progress holds it: ``take_delivery``), created_at``.
 """
 
 from __future__ import annotations
