@@ -37,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=run_serve)
 
     worker = subparsers.add_parser("worker", help="run an RQ worker (needs MEEPLE_REDIS_URL)")
+    worker.add_argument(
+        "--queue",
+        action="append",
+        choices=["steps", "notifications"],
+        help="serve only this queue (repeatable; default both, steps first)",
+    )
     worker.set_defaults(handler=run_worker)
 
     openapi = subparsers.add_parser("openapi", help="print openapi.yaml, generated from the code")
@@ -89,7 +95,9 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from service.jobs import run_worker as start_worker
 
-    return int(start_worker(load_config()) or 0)
+    names = {"steps": "steps", "notifications": "notify"}
+    queues = [names[queue] for queue in args.queue] if args.queue else None
+    return int(start_worker(load_config(), queues=queues) or 0)
 
 
 def run_openapi(args: argparse.Namespace) -> int:

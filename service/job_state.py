@@ -11,7 +11,8 @@ Records are plain dicts (JSON on disk):
 - a *webhook*: ``id, game_id, url, secret, events, owner ({"seat": n} | {"admin": true}),
   created_at, cursor`` where ``cursor`` is the last version it was notified of;
 - a *delivery*: ``id, webhook_id, game_id, kind, seq, body, status (pending | delivered |
-  failed), attempts [{"at", "status", "error"}], next_attempt_at, created_at``.
+  failed), attempts [{"at", "outcome", "status"}], next_attempt_at (also how long an attempt
+  in progress holds it: ``take_delivery``), created_at``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +56,12 @@ class JobState(ABC):
     # -- webhooks ------------------------------------------------------------------------
 
     @abstractmethod
-    def add_webhook(self, webhook: Record) -> None:
-        """Store a new webhook (its ``cursor`` included)."""
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
+        """Store a new webhook (its ``cursor`` included); whether it was stored. With ``fits``,
+        only if ``fits(the game's webhooks)`` says so, atomically (a cap holds under races).
+        """
 
     @abstractmethod
     def webhooks(self, game_id: str) -> list[Record]:
@@ -83,6 +89,14 @@ class JobState(ABC):
     @abstractmethod
     def save_delivery(self, delivery: Record) -> None:
         """Store a delivery's new status, attempts and next attempt time."""
+
+    @abstractmethod
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        """Atomically take a delivery for its next attempt: if it is pending, has made
+        ``attempts`` attempts and is due by ``now``, its next attempt time becomes ``until``
+        (no one else takes it before then) and it is returned; else None."""
 
     @abstractmethod
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
@@ -156,12 +170,23 @@ class SQLiteJobState(JobState):
         )
         return [(str(game_id), int(version)) for game_id, version in rows]
 
-    def add_webhook(self, webhook: Record) -> None:
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
+        # BEGIN IMMEDIATE: no other writer between the count and the insert.
         with self._pool.transaction() as db:
+            if fits is not None:
+                rows = db.execute(
+                    "SELECT record FROM webhooks WHERE game_id = ? ORDER BY rowid",
+                    (webhook["game_id"],),
+                ).fetchall()
+                if not fits([json.loads(record) for (record,) in rows]):
+                    return False
             db.execute(
                 "INSERT INTO webhooks (id, game_id, cursor, record) VALUES (?, ?, ?, ?)",
                 (webhook["id"], webhook["game_id"], webhook["cursor"], json.dumps(webhook)),
             )
+        return True
 
     def webhooks(self, game_id: str) -> list[Record]:
         rows = self._pool.query(
@@ -224,6 +249,22 @@ class SQLiteJobState(JobState):
                     delivery["id"],
                 ),
             )
+
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        with self._pool.transaction() as db:
+            row = db.execute(
+                "SELECT record FROM deliveries WHERE id = ? AND game_id = ?",
+                (delivery_id, game_id),
+            ).fetchone()
+            taken = _takeable(None if row is None else json.loads(row[0]), attempts, now, until)
+            if taken is not None:
+                db.execute(
+                    "UPDATE deliveries SET next_attempt_at = ?, record = ? WHERE id = ?",
+                    (until, json.dumps(taken), delivery_id),
+                )
+        return taken
 
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
         rows = self._pool.query(
@@ -293,12 +334,30 @@ class RedisJobState(JobState):
             found.append((game_id, int(version)))
         return found
 
-    def add_webhook(self, webhook: Record) -> None:
+    def add_webhook(
+        self, webhook: Record, fits: Callable[[list[Record]], bool] | None = None
+    ) -> bool:
         record = {key: value for key, value in webhook.items() if key != "cursor"}
+        webhooks = self.webhooks_key(webhook["game_id"])
         with self.client.pipeline() as pipe:
-            pipe.hset(self.webhooks_key(webhook["game_id"]), webhook["id"], json.dumps(record))
-            pipe.hset(self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"])
-            pipe.execute()
+            while True:
+                try:
+                    # Watched: a webhook added meanwhile makes the transaction fail; count again.
+                    pipe.watch(webhooks)
+                    if fits is not None and not fits(
+                        [json.loads(raw) for raw in pipe.hvals(webhooks)]
+                    ):
+                        pipe.unwatch()
+                        return False
+                    pipe.multi()
+                    pipe.hset(webhooks, webhook["id"], json.dumps(record))
+                    pipe.hset(
+                        self._cursors_key(webhook["game_id"]), webhook["id"], webhook["cursor"]
+                    )
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
 
     def webhooks(self, game_id: str) -> list[Record]:
         with self.client.pipeline() as pipe:
@@ -363,6 +422,25 @@ class RedisJobState(JobState):
             self._put_delivery(pipe, delivery)
             pipe.execute()
 
+    def take_delivery(
+        self, game_id: str, delivery_id: str, attempts: int, now: float, until: float
+    ) -> Record | None:
+        key = self._delivery_key(game_id, delivery_id)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw = pipe.get(key)
+                taken = _takeable(None if raw is None else json.loads(raw), attempts, now, until)
+                if taken is None:
+                    pipe.unwatch()
+                    return None
+                pipe.multi()
+                self._put_delivery(pipe, taken)
+                pipe.execute()
+            except redis.WatchError:
+                return None  # another run changed it first: that run makes the attempt
+        return taken
+
     def recent_deliveries(self, game_id: str, webhook_id: str, limit: int = 20) -> list[Record]:
         ids = self.client.lrange(self._recent_key(game_id, webhook_id), 0, limit - 1)
         if not ids:
@@ -380,6 +458,18 @@ class RedisJobState(JobState):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _takeable(delivery: Record | None, attempts: int, now: float, until: float) -> Record | None:
+    """The delivery taken until ``until``, if it is pending, due and at ``attempts``."""
+    if (
+        delivery is None
+        or delivery["status"] != "pending"
+        or len(delivery["attempts"]) != attempts
+        or delivery["next_attempt_at"] > now
+    ):
+        return None
+    return {**delivery, "next_attempt_at": until}
 
 
 def job_state_location(store_url: str, redis_url: str | None) -> str:

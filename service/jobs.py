@@ -25,12 +25,14 @@ whose time has come and catches the read models up.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import heapq
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -57,8 +59,11 @@ QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
 class JobSettings:
     """How the jobs run; each field has a ``MEEPLE_*`` variable (docs/operations.md)."""
 
-    #: MEEPLE_JOB_THREADS: threads of the in-process runner.
+    #: MEEPLE_JOB_THREADS: threads of the in-process runner for automatic steps.
     job_threads: int = 4
+    #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
+    #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
+    notify_threads: int = 8
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
@@ -67,8 +72,21 @@ class JobSettings:
     webhook_max_attempts: int = 8
     #: MEEPLE_WEBHOOK_RETRY_BASE: seconds before the first retry; doubled for each next one.
     webhook_retry_base: float = 5.0
-    #: MEEPLE_WEBHOOK_TIMEOUT: seconds to wait for a receiver's answer.
+    #: MEEPLE_WEBHOOK_TIMEOUT: seconds one attempt may take in all (connect, send, answer).
     webhook_timeout: float = 10.0
+    #: MEEPLE_WEBHOOK_CONNECT_TIMEOUT: seconds to open the connection to a receiver.
+    webhook_connect_timeout: float = 3.0
+    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver (address and
+    #: port; in-process runner); the others wait their turn without holding a thread.
+    webhook_per_receiver: int = 2
+    #: MEEPLE_WEBHOOK_ALLOW_HOSTS: host names and addresses or networks (CIDR), comma- or
+    #: space-separated, that webhooks may reach although they are not public (trusted
+    #: internal receivers). Empty: only public internet addresses.
+    webhook_allow_hosts: str = ""
+    #: MEEPLE_WEBHOOK_MAX_PER_SEAT: webhooks one seat may have in one game.
+    webhook_max_per_seat: int = 5
+    #: MEEPLE_WEBHOOK_MAX_PER_GAME: webhooks the seats of one game may have together.
+    webhook_max_per_game: int = 20
     #: MEEPLE_STREAM_POLL: seconds between two checks of a streamed game's version in the
     #: store, per game and process (the backup of the push; a lost wake-up only delays).
     stream_poll: float = 10.0
@@ -94,7 +112,7 @@ class JobSettings:
         for field in fields(cls):
             raw = env.get(f"MEEPLE_{field.name.upper()}", "").strip()
             if raw:
-                kind = int if field.type in ("int", int) else float
+                kind = {"int": int, "str": str}.get(str(field.type), float)
                 try:
                     values[field.name] = kind(raw)
                 except ValueError:
@@ -102,6 +120,28 @@ class JobSettings:
                         f"MEEPLE_{field.name.upper()} must be a number, not {raw!r}"
                     ) from None
         return replace(cls(), **{**values, **overrides})
+
+    def __post_init__(self) -> None:
+        self.allow_list  # noqa: B018 - a malformed allow-list stops the process at start
+
+    @property
+    def allow_list(self) -> notifications.AllowList:
+        return _allow_list(self.webhook_allow_hosts)
+
+    def delivery_policy(self) -> notifications.DeliveryPolicy:
+        return notifications.DeliveryPolicy(
+            allow=self.allow_list,
+            max_attempts=self.webhook_max_attempts,
+            retry_base=self.webhook_retry_base,
+            connect_timeout=min(self.webhook_connect_timeout, self.webhook_timeout),
+            timeout=self.webhook_timeout,
+            busy_delay=min(1.0, self.webhook_retry_base),
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _allow_list(text: str) -> notifications.AllowList:
+    return notifications.AllowList.parse(text)
 
 
 @dataclass(frozen=True)
@@ -111,6 +151,11 @@ class StepOutcome:
     appended: bool
     version: int
     reason: str
+
+
+#: Seconds beyond MEEPLE_WEBHOOK_TIMEOUT that a delivery stays taken by the attempt making
+#: it (resolving the host comes first); a worker that dies mid-attempt leaves it due after.
+DELIVERY_LEASE_MARGIN = 30.0
 
 
 def system_step_key(game_id: str, version: int) -> str:
@@ -202,22 +247,20 @@ def notify(services: Any, game_id: str, version: int) -> int:
 def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
     """Make attempt number ``attempt`` of a delivery (once); its status afterwards."""
     jobs: Jobs = services.jobs
-    delivery = jobs.state.delivery(game_id, delivery_id)
+    now = time.time()
+    # Taken atomically, for as long as an attempt may last: a duplicate run of this attempt
+    # (enqueued again by a sweep while it goes, or by another worker) finds it taken.
+    lease = now + jobs.settings.webhook_timeout + DELIVERY_LEASE_MARGIN
+    delivery = jobs.state.take_delivery(game_id, delivery_id, attempt - 1, now, lease)
     if delivery is None:
-        return "missing"
-    if delivery["status"] != "pending" or len(delivery["attempts"]) >= attempt:
-        return str(delivery["status"])  # a duplicate run of an attempt already made
+        found = jobs.state.delivery(game_id, delivery_id)
+        return "missing" if found is None else str(found["status"])
     webhook = next(
         (hook for hook in jobs.state.webhooks(game_id) if hook["id"] == delivery["webhook_id"]),
         None,
     )
-    settings = jobs.settings
     done = notifications.attempt_delivery(
-        delivery,
-        webhook,
-        settings.webhook_max_attempts,
-        settings.webhook_retry_base,
-        settings.webhook_timeout,
+        delivery, webhook, jobs.settings.delivery_policy(), jobs.receiver_slot
     )
     jobs.state.save_delivery(done)
     if done["status"] == "pending":
@@ -321,6 +364,11 @@ class Jobs:
     def wake_sweeper(self, at: float) -> None:
         """A hint that a sweep is worth running at ``at`` (a retry's time)."""
 
+    def receiver_slot(self, receiver: str) -> contextlib.AbstractContextManager[bool]:
+        """Whether a delivery to ``receiver`` (``address:port``) may go now (held while it goes).
+        Always, here: an RQ worker runs one job at a time, each bounded by its timeout."""
+        return contextlib.nullcontext(True)
+
     # live streams -----------------------------------------------------------------------
 
     def stream_hub(self) -> StreamHub:
@@ -352,23 +400,36 @@ class Jobs:
 
 
 class InProcessJobs(Jobs):
-    """Jobs on a small thread pool in this process (the embedded default).
+    """Jobs on thread pools in this process (the embedded default).
 
-    A job id that is waiting in the pool is not queued again (one that is already running
+    Two pools, as RQ has two queues: automatic steps on one, notices, webhook deliveries and
+    read-model catch-up on the other, so a slow receiver never holds up a game's scoring.
+    At most ``webhook_per_receiver`` deliveries to one receiver (address and port) are in
+    flight; the others are put off (``receiver_slot``) instead of holding a thread, so a
+    seat's webhooks at a receiver that never answers take at most that many of the
+    notification threads.
+
+    A job id that is waiting in a pool is not queued again (one that is already running
     may be: it might have read the game just before the latest append). A sweeper thread
     sweeps every ``sweep_interval`` seconds, and sooner when a retry falls due.
     """
 
     def __init__(self, services: Any, state: JobState, settings: JobSettings) -> None:
         super().__init__(services, state, settings)
-        self._pool = ThreadPoolExecutor(
-            max_workers=settings.job_threads, thread_name_prefix="meeple-job"
-        )
+        self._pools = {
+            "steps": ThreadPoolExecutor(
+                max_workers=settings.job_threads, thread_name_prefix="meeple-step"
+            ),
+            "notify": ThreadPoolExecutor(
+                max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
+            ),
+        }
         self._changed = threading.Condition()
         self._waiting: set[str] = set()
         self._active = 0
         self._closed = False
         self._wakeups: list[float] = []
+        self._in_flight: dict[str, int] = {}
         self._sweeper = threading.Thread(
             target=self._sweep_forever, name="meeple-sweeper", daemon=True
         )
@@ -378,6 +439,7 @@ class InProcessJobs(Jobs):
         self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
     ) -> None:
         function = JOB_FUNCTIONS[name]
+        pool = self._pools[queue]
         with self._changed:
             if self._closed or (job_id is not None and job_id in self._waiting):
                 return
@@ -385,9 +447,24 @@ class InProcessJobs(Jobs):
                 self._waiting.add(job_id)
             self._active += 1
         try:
-            self._pool.submit(self._run, function, args, job_id)
+            pool.submit(self._run, function, args, job_id)
         except RuntimeError:  # the pool shut down between the check and the submit
             self._finished()
+
+    @contextlib.contextmanager
+    def receiver_slot(self, receiver: str) -> Iterator[bool]:
+        with self._changed:
+            admitted = self._in_flight.get(receiver, 0) < self.settings.webhook_per_receiver
+            if admitted:
+                self._in_flight[receiver] = self._in_flight.get(receiver, 0) + 1
+        try:
+            yield admitted
+        finally:
+            if admitted:
+                with self._changed:
+                    self._in_flight[receiver] -= 1
+                    if not self._in_flight[receiver]:
+                        del self._in_flight[receiver]
 
     def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
         with self._changed:
@@ -440,7 +517,8 @@ class InProcessJobs(Jobs):
                 return
             self._closed = True
             self._changed.notify_all()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
         self._sweeper.join(timeout=30)
         super().close()
 
@@ -580,8 +658,15 @@ def worker_services() -> Any:
         return _process_services
 
 
-def run_worker(config: Any, *, burst: bool = False, settings: JobSettings | None = None) -> int:
-    """``meeple worker``: an RQ worker for the service's queues, with the sweep in a thread.
+def run_worker(
+    config: Any,
+    *,
+    burst: bool = False,
+    settings: JobSettings | None = None,
+    queues: list[str] | None = None,
+) -> int:
+    """``meeple worker``: an RQ worker for the service's queues (``queues``: a choice of
+    ``steps`` and ``notify``; default both, steps first), with the sweep in a thread.
 
     The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
     warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
@@ -611,7 +696,9 @@ def run_worker(config: Any, *, burst: bool = False, settings: JobSettings | None
 
     sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
     sweeper.start()
-    worker = SimpleWorker([jobs.queues["steps"], jobs.queues["notify"]], connection=jobs.connection)
+    # Listed in this order, RQ takes a waiting step before any notification.
+    served = [jobs.queues[name] for name in ("steps", "notify") if name in (queues or jobs.queues)]
+    worker = SimpleWorker(served, connection=jobs.connection)
     try:
         worker.work(burst=burst, logging_level="INFO")
     finally:

@@ -11,6 +11,14 @@ with::
 older than a few minutes). A failed attempt (no answer, or not 2xx) is retried after
 ``retry_base * 2**(attempt - 1)`` seconds, up to ``max_attempts``; every attempt is recorded.
 
+Where a webhook may be sent (issue 11): its URL's host is resolved when it is registered and
+again before every attempt, and every address it has must be public (``is_public``) unless the
+operator allows it (``AllowList``, ``MEEPLE_WEBHOOK_ALLOW_HOSTS``); the connection then goes
+to the address vetted (``Destination``), never through a second lookup that DNS rebinding
+could answer differently, and no redirect is followed. Each attempt is recorded as a generic
+outcome (``OUTCOMES``) and the time it started, to the second: never an error's text or a
+duration, which would map the network behind a receiver.
+
 Jobs: ``notify(game_id, version)`` turns the events up to ``version`` into deliveries (each
 webhook's ``cursor`` moves atomically with the deliveries it creates, so two runs never make
 the same delivery twice); ``deliver(game_id, delivery_id, attempt)`` makes one attempt.
@@ -18,13 +26,21 @@ the same delivery twice); ``deliver(game_id, delivery_id, attempt)`` makes one a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import http.client
+import ipaddress
 import json
+import math
+import re
+import socket
+import ssl
+import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -56,30 +72,181 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-# -- registering ------------------------------------------------------------------------
+# -- where a webhook may be sent ----------------------------------------------------------
+
+#: What may appear in a webhook URL: RFC 3986's characters, nothing else (no whitespace, no
+#: control character, no backslash, no raw non-ASCII: percent-encode it).
+_URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+#: A host name: dot-separated labels of letters, digits, '-' and '_' (IP literals pass too).
+_HOST_NAME = re.compile(
+    r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*"
+)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: IPv6 ranges that carry an IPv4 address or lead nowhere public, beyond what ``ipaddress``
+#: already calls private or reserved (its answers differ between Python versions).
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
-def check_url(url: str) -> str:
-    """The URL if a webhook may be sent there: absolute http(s), a host, no credentials."""
+@dataclass(frozen=True)
+class WebhookURL:
+    """A webhook URL taken apart: where to connect and what to ask for."""
+
+    url: str
+    scheme: str
+    host: str  # lower case, no trailing dot, an IPv6 literal without brackets
+    port: int
+    target: str  # path and query, as sent in the request line
+
+
+def parse_url(url: str) -> WebhookURL:
+    """The URL taken apart if it is one a webhook may use: absolute http(s), a host, no
+    credentials, no whitespace or control characters, at most ``MAX_URL_LENGTH`` long.
+    Raises ``WebhookError`` (``invalid_webhook_url``) naming what is wrong."""
+
+    def refuse(message: str) -> WebhookError:
+        return WebhookError("invalid_webhook_url", message, "url")
+
     if len(url) > MAX_URL_LENGTH:
-        raise WebhookError("invalid_webhook_url", "The URL is too long.", "url")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise WebhookError(
-            "invalid_webhook_url", "A webhook URL must start with http:// or https://.", "url"
-        )
-    if not parts.hostname:
-        raise WebhookError("invalid_webhook_url", "A webhook URL must name a host.", "url")
-    if parts.username or parts.password:
-        # Credentials in a URL would be shown back by GET .../webhooks; use the secret.
-        raise WebhookError(
-            "invalid_webhook_url", "Put no user or password in a webhook URL.", "url"
+        raise refuse(f"A webhook URL is at most {MAX_URL_LENGTH} characters long.")
+    if not _URL_CHARACTERS.fullmatch(url):
+        raise refuse(
+            "A webhook URL holds no whitespace, control or non-ASCII characters "
+            "(percent-encode them)."
         )
     try:
-        parts.port  # noqa: B018 - raises on a port out of range
+        parts = urlsplit(url)
+        port = parts.port
     except ValueError:
-        raise WebhookError("invalid_webhook_url", "The URL's port is not valid.", "url") from None
-    return url
+        raise refuse("The URL cannot be read (its host or port is malformed).") from None
+    if parts.scheme not in ("http", "https"):
+        raise refuse("A webhook URL must start with http:// or https://.")
+    if "@" in parts.netloc:
+        # Credentials in a URL would be shown back by GET .../webhooks; use the secret.
+        raise refuse("Put no user or password in a webhook URL.")
+    host = (parts.hostname or "").removesuffix(".")
+    if not host:
+        raise refuse("A webhook URL must name a host.")
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise refuse("The URL's IPv6 address is not valid.") from None
+        if "%" in host:
+            raise refuse("A webhook URL's address has no zone.")
+    elif len(host) > 253 or not _HOST_NAME.fullmatch(host):
+        raise refuse("The URL's host is not a valid name.")
+    target = parts.path or "/"
+    if parts.query:
+        target = f"{target}?{parts.query}"
+    default = 443 if parts.scheme == "https" else 80
+    return WebhookURL(url, parts.scheme, host, port or default, target)
+
+
+def is_public(address: IPAddress) -> bool:
+    """Whether an address is on the public internet: not loopback, private, shared
+    (100.64/10), link-local, multicast, unspecified, reserved, documentation, unique-local
+    or site-local, and no IPv6 form that carries such an IPv4 address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None or address in _IPV4_COMPATIBLE:
+            return False  # ::ffff:a.b.c.d and ::a.b.c.d reach IPv4 hosts directly
+        embedded = address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return is_public(embedded)
+        if address in _NAT64_LOCAL or address.teredo is not None or address.is_site_local:
+            return False
+    return address.is_global and not (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_unspecified
+        or address.is_reserved
+    )
+
+
+@dataclass(frozen=True)
+class AllowList:
+    """The operator's trusted receivers (``MEEPLE_WEBHOOK_ALLOW_HOSTS``): host names, and
+    addresses or networks in CIDR notation, that webhooks may reach although not public."""
+
+    hosts: frozenset[str] = frozenset()
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> AllowList:
+        """From a comma- or space-separated list (``hooks.internal, 10.1.0.0/16, ::1``)."""
+        hosts: set[str] = set()
+        networks: list[IPNetwork] = []
+        for entry in re.split(r"[\s,]+", text.strip().lower()):
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                continue
+            except ValueError:
+                pass
+            name = entry.removesuffix(".")
+            if not _HOST_NAME.fullmatch(name) or name.replace(".", "").isdigit():
+                raise ValueError(
+                    f"MEEPLE_WEBHOOK_ALLOW_HOSTS: {entry!r} is neither a host name nor an "
+                    "address or network (CIDR)"
+                )
+            hosts.add(name)
+        return cls(frozenset(hosts), tuple(networks))
+
+    def permits(self, host: str, address: IPAddress) -> bool:
+        return host in self.hosts or any(address in network for network in self.networks)
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address the host name (or literal) resolves to, as the system resolver says."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A webhook URL and the one address it was vetted at: the address connected to."""
+
+    url: WebhookURL
+    address: str
+
+    @property
+    def receiver(self) -> str:
+        """The endpoint deliveries go to, ``address:port`` (``[v6]:port``)."""
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"{host}:{self.url.port}"
+
+
+def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
+    """Resolve the URL's host once and check every address it has; the destination to
+    connect to. Raises ``WebhookError``: ``invalid_webhook_url`` for a malformed URL,
+    ``webhook_url_forbidden`` for a host that does not resolve or has an address that is
+    not public and not allowed (one answer for both: the API is no oracle of internal DNS).
+    """
+    parsed = parse_url(url)
+    forbidden = WebhookError(
+        "webhook_url_forbidden",
+        "Webhooks are sent only to hosts that resolve to public internet addresses.",
+        "url",
+    )
+    try:
+        found = [ipaddress.ip_address(text) for text in resolve_host(parsed.host, parsed.port)]
+    except (OSError, UnicodeError, ValueError):
+        raise forbidden from None
+    if not found or not all(
+        is_public(address) or allow.permits(parsed.host, address) for address in found
+    ):
+        raise forbidden
+    # All vetted; connecting to the first, and only to it, leaves DNS no second say.
+    return Destination(parsed, str(found[0]))
 
 
 def new_webhook(
@@ -102,7 +269,7 @@ def new_webhook(
     return {
         "id": uuid.uuid4().hex,
         "game_id": game_id,
-        "url": check_url(url),
+        "url": parse_url(url).url,
         "secret": secret,
         "events": wanted,
         "owner": owner,
@@ -121,10 +288,22 @@ def public_webhook(webhook: Record) -> dict[str, Any]:
 
 
 def public_delivery(delivery: Record) -> dict[str, Any]:
-    return {
-        key: delivery[key]
-        for key in ("id", "kind", "seq", "status", "attempts", "next_attempt_at", "created_at")
-    }
+    """A delivery as its webhook's owner reads it: each attempt's generic outcome, times to
+    the second (older records, which kept an error's text and a duration, are shown so too).
+    """
+    shown = {key: delivery[key] for key in ("id", "kind", "seq", "status", "created_at")}
+    shown["attempts"] = [public_attempt(attempt) for attempt in delivery["attempts"]]
+    due = delivery["next_attempt_at"]
+    shown["next_attempt_at"] = None if due is None else math.ceil(due)
+    return shown
+
+
+def public_attempt(attempt: Record) -> dict[str, Any]:
+    status = attempt.get("status")
+    outcome = attempt.get("outcome")
+    if outcome not in OUTCOMES:
+        outcome = "http_status" if status is not None else "connection_failed"
+    return {"at": str(attempt["at"])[:19] + "Z", "outcome": outcome, "status": status}
 
 
 # -- signing ------------------------------------------------------------------------------
@@ -247,65 +426,178 @@ def _public_status(status: dict[str, Any]) -> dict[str, Any]:
 
 # -- sending -------------------------------------------------------------------------------
 
+#: What an attempt came to, as the delivery list shows it: never an exception's text, never
+#: a duration (either would map the network behind a receiver).
+OUTCOMES = ("http_status", "timeout", "connection_failed", "forbidden", "webhook_removed")
 
-def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST once, following no redirect; the response's status code."""
-    parts = urlsplit(url)
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    """How deliveries are made (``JobSettings`` fills it from ``MEEPLE_WEBHOOK_*``)."""
+
+    allow: AllowList = AllowList()
+    max_attempts: int = 8
+    retry_base: float = 5.0
+    #: seconds to open the connection
+    connect_timeout: float = 3.0
+    #: seconds for the whole attempt: connect, send, and the answer's status and headers
+    timeout: float = 10.0
+    #: seconds to wait before trying again when the receiver already has its share of
+    #: deliveries in flight (no attempt is counted)
+    busy_delay: float = 1.0
+
+
+def _open_socket(
+    address: str, port: int, connect_timeout: float, timeout: float | None
+) -> socket.socket:
+    # A numeric address: create_connection asks no resolver.
+    sock = socket.create_connection((address, port), timeout=connect_timeout)
+    sock.settimeout(timeout)
+    return sock
+
+
+class _VettedHTTPConnection(http.client.HTTPConnection):
+    """HTTP to the vetted address; the Host header keeps the URL's name."""
+
+    def __init__(self, destination: Destination, connect_timeout: float, timeout: float) -> None:
+        super().__init__(destination.url.host, destination.url.port, timeout=timeout)
+        self.address = destination.address
+        self.connect_timeout = connect_timeout
+
+    def connect(self) -> None:
+        self.sock = _open_socket(self.address, self.port, self.connect_timeout, self.timeout)
+
+
+class _VettedHTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS to the vetted address; SNI and the certificate check keep the URL's name."""
+
+    def __init__(self, destination: Destination, connect_timeout: float, timeout: float) -> None:
+        self.tls = ssl.create_default_context()
+        super().__init__(
+            destination.url.host, destination.url.port, timeout=timeout, context=self.tls
+        )
+        self.address = destination.address
+        self.connect_timeout = connect_timeout
+
+    def connect(self) -> None:
+        raw = _open_socket(self.address, self.port, self.connect_timeout, self.timeout)
+        try:
+            self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
+        except BaseException:
+            raw.close()
+            raise
+
+
+def post(
+    destination: Destination,
+    body: bytes,
+    headers: dict[str, str],
+    connect_timeout: float,
+    timeout: float,
+) -> int:
+    """POST once to the vetted address, following no redirect; the answer's status code.
+    The whole exchange gets ``timeout`` seconds: a receiver that answers a byte at a time
+    is cut off then (``TimeoutError``)."""
     connection_class = (
-        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        _VettedHTTPSConnection if destination.url.scheme == "https" else _VettedHTTPConnection
     )
-    connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
-    path = parts.path or "/"
-    if parts.query:
-        path = f"{path}?{parts.query}"
+    connection = connection_class(destination, connect_timeout, timeout)
+    expired = threading.Event()
+
+    def cut_off() -> None:
+        expired.set()
+        sock = connection.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    deadline = threading.Timer(timeout, cut_off)
+    deadline.daemon = True
+    deadline.start()
     try:
-        connection.request("POST", path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read(64 * 1024)
-        return int(response.status)
+        connection.request("POST", destination.url.target, body=body, headers=headers)
+        # Only the status line and headers are read: the body is not wanted.
+        status = int(connection.getresponse().status)
+    except (OSError, http.client.HTTPException):
+        if expired.is_set():
+            raise TimeoutError("the receiver took too long") from None
+        raise
+    else:
+        if expired.is_set():
+            # Cut off mid-answer: what was read before the cut is no answer.
+            raise TimeoutError("the receiver took too long")
+        return status
     finally:
+        deadline.cancel()
         connection.close()
 
 
+def _always(_address: str) -> contextlib.AbstractContextManager[bool]:
+    return contextlib.nullcontext(True)
+
+
 def attempt_delivery(
-    delivery: Record, webhook: Record | None, max_attempts: int, retry_base: float, timeout: float
+    delivery: Record,
+    webhook: Record | None,
+    policy: DeliveryPolicy,
+    admit: Callable[[str], contextlib.AbstractContextManager[bool]] = _always,
 ) -> Record:
-    """Make one attempt and return the delivery with it recorded and its next step decided."""
+    """Make one attempt and return the delivery with it recorded and its next step decided.
+
+    The URL's host is resolved and vetted again first (it may resolve elsewhere today) and
+    the connection goes to that address. ``admit(receiver)`` says whether the receiver (the
+    vetted address and the port, ``Destination.receiver``) may
+    take one more delivery now; if not, the delivery is put off by ``policy.busy_delay``
+    with no attempt counted.
+    """
     delivery = dict(delivery)
-    attempts = list(delivery["attempts"])
     began = time.time()
     status: int | None = None
-    error: str | None = None
     if webhook is None:
-        error = "the webhook was removed"
+        outcome = "webhook_removed"
     else:
-        body = delivery["body"].encode("utf-8")
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "Meeple-Delivery": delivery["id"],
-            "Meeple-Event": delivery["kind"],
-            SIGNATURE_HEADER: signature_header(webhook["secret"], body, int(began)),
-        }
         try:
-            status = post(webhook["url"], body, headers, timeout)
-            if not 200 <= status < 300:
-                error = f"the receiver answered {status}"
-        except (OSError, http.client.HTTPException) as failure:
-            error = f"{type(failure).__name__}: {failure}"
-    attempts.append(
-        {
-            "at": utc_now(),
-            "status": status,
-            "error": error,
-            "duration_ms": round((time.time() - began) * 1000, 1),
-        }
-    )
+            destination = vet_url(webhook["url"], policy.allow)
+        except WebhookError:
+            outcome = "forbidden"
+        else:
+            with admit(destination.receiver) as admitted:
+                if not admitted:
+                    delivery["next_attempt_at"] = began + policy.busy_delay
+                    return delivery
+                outcome, status = _send(delivery, webhook, destination, policy, began)
+    attempts = [*delivery["attempts"], {"at": _whole_second(began), "outcome": outcome}]
+    attempts[-1]["status"] = status
     delivery["attempts"] = attempts
-    if error is None:
+    if outcome == "http_status" and status is not None and 200 <= status < 300:
         delivery["status"], delivery["next_attempt_at"] = "delivered", None
-    elif webhook is None or len(attempts) >= max_attempts:
+    elif webhook is None or len(attempts) >= policy.max_attempts:
         delivery["status"], delivery["next_attempt_at"] = "failed", None
     else:
-        delivery["next_attempt_at"] = time.time() + retry_base * 2 ** (len(attempts) - 1)
+        # Counted from the attempt's start, so the time shown says nothing of its length.
+        delivery["next_attempt_at"] = began + policy.retry_base * 2 ** (len(attempts) - 1)
     return delivery
+
+
+def _send(
+    delivery: Record, webhook: Record, destination: Destination, policy: DeliveryPolicy, at: float
+) -> tuple[str, int | None]:
+    body = delivery["body"].encode("utf-8")
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "Meeple-Delivery": delivery["id"],
+        "Meeple-Event": delivery["kind"],
+        SIGNATURE_HEADER: signature_header(webhook["secret"], body, int(at)),
+    }
+    try:
+        status = post(destination, body, headers, policy.connect_timeout, policy.timeout)
+    except TimeoutError:
+        return "timeout", None
+    except (OSError, http.client.HTTPException, ValueError):
+        return "connection_failed", None
+    return "http_status", status
+
+
+def _whole_second(moment: float) -> str:
+    return datetime.fromtimestamp(int(moment), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,19 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
-from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates
+from marshmallow import RAISE, Schema, fields, validate
 
 from service import commands
 from service.api import json_body
 from service.auth import AuthError, Viewer, resolve_viewer
 from service.errors import ApiError
 from service.notifications import (
+    MAX_URL_LENGTH,
+    OUTCOMES,
     WEBHOOK_EVENTS,
     WebhookError,
-    check_url,
     new_webhook,
     public_delivery,
     public_webhook,
+    vet_url,
 )
 
 bp = Blueprint("webhooks", __name__)
@@ -41,8 +43,12 @@ class WebhookCreateSchema(Schema):
 
     url = fields.String(
         required=True,
-        validate=validate.Length(min=1, max=2048),
-        metadata={"description": "http(s) URL the deliveries are POSTed to", "format": "uri"},
+        metadata={
+            "description": "http(s) URL the deliveries are POSTed to; its host must resolve to "
+            "public internet addresses (or be allowed by the operator)",
+            "format": "uri",
+            "maxLength": MAX_URL_LENGTH,
+        },
     )
     secret = fields.String(
         required=True,
@@ -57,13 +63,6 @@ class WebhookCreateSchema(Schema):
         metadata={"description": "What to be told of (default: everything)"},
     )
 
-    @validates("url")
-    def _url_is_a_webhook_url(self, value: str, **_: Any) -> None:
-        try:
-            check_url(value)
-        except WebhookError as error:
-            raise ValidationError(error.message) from None
-
 
 class WebhookOwnerSchema(Schema):
     seat = fields.Integer(metadata={"description": "The seat that registered it"})
@@ -71,14 +70,25 @@ class WebhookOwnerSchema(Schema):
 
 
 class DeliveryAttemptSchema(Schema):
-    at = fields.String(required=True, metadata={"description": "When (UTC ISO-8601)"})
+    at = fields.String(
+        required=True, metadata={"description": "When it started (UTC ISO-8601, to the second)"}
+    )
+    outcome = fields.String(
+        required=True,
+        validate=validate.OneOf(OUTCOMES),
+        metadata={
+            "description": "What came of it: the receiver answered (``http_status``), or did "
+            "not in time (``timeout``), or could not be reached (``connection_failed``), or "
+            "its host resolves to an address webhooks may not reach now (``forbidden``), or "
+            "the webhook was removed (``webhook_removed``). Delivered when ``http_status`` "
+            "with a 2xx ``status``."
+        },
+    )
     status = fields.Integer(
-        required=True, allow_none=True, metadata={"description": "The receiver's HTTP status"}
+        required=True,
+        allow_none=True,
+        metadata={"description": "The receiver's HTTP status (``http_status`` only)"},
     )
-    error = fields.String(
-        required=True, allow_none=True, metadata={"description": "Why it failed; null if not"}
-    )
-    duration_ms = fields.Float(required=True)
 
 
 class DeliverySchema(Schema):
@@ -93,8 +103,10 @@ class DeliverySchema(Schema):
         required=True, validate=validate.OneOf(["pending", "delivered", "failed"])
     )
     attempts = fields.List(fields.Nested(DeliveryAttemptSchema), required=True)
-    next_attempt_at = fields.Float(
-        required=True, allow_none=True, metadata={"description": "Unix time of the next retry"}
+    next_attempt_at = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Unix time (seconds) of the next retry"},
     )
     created_at = fields.String(required=True)
 
@@ -152,6 +164,13 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
         HMAC-SHA256 of ``"<t>.<body>"`` under ``secret``. A delivery that is not answered
         with a 2xx is retried with exponential backoff. A seat's webhook sees only what that
         seat may see; ``your_turn`` tells a seat it is awaited.
+
+        The URL's host is resolved now and again before every delivery, and must resolve
+        only to public internet addresses: loopback, private, shared, link-local, multicast,
+        reserved and unique-local addresses (in any spelling) are refused unless the
+        operator allows the host (``MEEPLE_WEBHOOK_ALLOW_HOSTS``). Redirects are not
+        followed. A seat may hold ``MEEPLE_WEBHOOK_MAX_PER_SEAT`` webhooks of a game, and
+        a game's seats ``MEEPLE_WEBHOOK_MAX_PER_GAME`` together.
       security: [{seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -167,17 +186,58 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/json:
               schema: WebhookSchema
         401: Unauthorized
+        409:
+          description: >
+            The seat or the game has as many webhooks as it may (``too_many_webhooks``);
+            remove one first.
+          content:
+            application/problem+json:
+              schema:
+                $ref: '#/components/schemas/Problem'
+        422:
+          description: >
+            Schema errors (``invalid_body``, naming the fields); a malformed URL
+            (``invalid_webhook_url``: not http(s), no host, user-info, whitespace or control
+            characters, too long); an unknown event (``invalid_webhook_events``); a host that
+            does not resolve to public addresses only
+            (``webhook_url_forbidden``).
+          content:
+            application/problem+json:
+              schema:
+                $ref: '#/components/schemas/Problem'
     """
     game, viewer = _owner_viewer(game_id)
     body = WebhookCreateSchema().load(json_body())
     owner = {"admin": True} if viewer.admin else {"seat": viewer.seat}
+    settings = _services().jobs.settings
     try:
+        vet_url(body["url"], settings.allow_list)
         webhook = new_webhook(
             game_id, body["url"], body["secret"], body["events"], owner, game.version
         )
     except WebhookError as error:
-        raise ValidationError({error.field: [error.message]}) from None
-    _services().jobs.state.add_webhook(webhook)
+        raise ApiError(
+            422, error.code, error.message, errors={error.field: [error.message]}
+        ) from None
+    refusal: list[str] = []
+
+    def within_caps(existing: list[dict[str, Any]]) -> bool:
+        refusal.clear()
+        # The admin is the operator: its webhooks count against no cap.
+        if viewer.admin:
+            return True
+        seats = [hook for hook in existing if "seat" in hook["owner"]]
+        if (
+            sum(hook["owner"]["seat"] == viewer.seat for hook in seats)
+            >= settings.webhook_max_per_seat
+        ):
+            refusal.append(f"A seat may have {settings.webhook_max_per_seat} webhooks per game.")
+        elif len(seats) >= settings.webhook_max_per_game:
+            refusal.append(f"A game's seats may have {settings.webhook_max_per_game} webhooks.")
+        return not refusal
+
+    if not _services().jobs.state.add_webhook(webhook, fits=within_caps):
+        raise ApiError(409, "too_many_webhooks", refusal[0] + " Remove one first.")
     location = url_for("webhooks.list_webhooks", game_id=game_id) + f"#{webhook['id']}"
     return jsonify({**public_webhook(webhook), "deliveries": []}), 201, {"Location": location}
 

@@ -91,9 +91,14 @@ def receiver() -> Iterator[Receiver]:
 def services(tmp_path: Path) -> Iterator[Services]:
     config = load_config({}, store_url=f"sqlite:///{tmp_path}/meeple.db", admin_key=ADMIN_KEY)
     built = bootstrap(config)
-    # Retries a few hundredths of a second apart, so the test waits little for them.
+    # Retries a few hundredths of a second apart, so the test waits little for them; the
+    # receivers listen on loopback, which the operator's allow-list must let webhooks reach.
     built.jobs.settings = replace(
-        built.jobs.settings, webhook_retry_base=0.02, sweep_interval=0.02, webhook_timeout=5
+        built.jobs.settings,
+        webhook_retry_base=0.02,
+        sweep_interval=0.02,
+        webhook_timeout=5,
+        webhook_allow_hosts="127.0.0.1",
     )
     yield built
     built.close()
@@ -221,7 +226,7 @@ def test_deliveries_are_signed_retried_until_accepted_and_every_attempt_is_recor
     delivery = listed["webhooks"][0]["deliveries"][0]
     assert delivery["status"] == "delivered"
     assert [attempt["status"] for attempt in delivery["attempts"]] == [500, 500, 200]
-    assert [attempt["error"] is None for attempt in delivery["attempts"]] == [False, False, True]
+    assert {attempt["outcome"] for attempt in delivery["attempts"]} == {"http_status"}
 
 
 def test_a_delivery_is_given_up_after_the_last_attempt(

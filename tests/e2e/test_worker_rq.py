@@ -114,7 +114,10 @@ def deployment(
     tmp_path: Path, make_redis_server: Callable[..., RedisServer]
 ) -> Iterator[Deployment]:
     server = make_redis_server(tmp_path / "redis")
-    config = load_config({}, store_url=f"sqlite:///{tmp_path}/meeple.db", redis_url=server.url)
+    # The automatic steps are the subject, not how fast one client may post.
+    config = load_config(
+        {}, store_url=f"sqlite:///{tmp_path}/meeple.db", redis_url=server.url, rate_limits=False
+    )
     services = bootstrap(config)
     assert isinstance(services.jobs, RQJobs)
     built = Deployment(config, server, tmp_path, services)
@@ -277,7 +280,14 @@ def test_a_worker_delivers_signed_webhooks_kept_in_redis_and_retries_them(
     deployment: Deployment, receiver: Receiver
 ) -> None:
     receiver.failures = 1
-    deployment.start_worker(MEEPLE_WEBHOOK_RETRY_BASE="0.05")
+    # The receiver is on loopback: the API (registering) and the worker (delivering) both
+    # need the operator's allow-list to reach it.
+    deployment.start_worker(
+        MEEPLE_WEBHOOK_RETRY_BASE="0.05", MEEPLE_WEBHOOK_ALLOW_HOSTS="127.0.0.1"
+    )
+    deployment.services.jobs.settings = replace(
+        deployment.services.jobs.settings, webhook_allow_hosts="127.0.0.1"
+    )
     client = create_app(services=deployment.services).test_client()
     created = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
     ann = created["seats"][0]["token"]

@@ -244,10 +244,20 @@ def test_the_worker_runs_meeple_worker_which_the_package_installs(
     assert project["project"]["scripts"]["meeple"] == "service.cli:main"
 
 
+def test_a_worker_of_its_own_serves_the_automatic_steps_and_nothing_else(
+    compose: dict[str, Any],
+) -> None:
+    from service.cli import build_parser
+
+    command = command_of(compose["services"]["steps-worker"])
+    assert command[:2] == ["meeple", "worker"]
+    assert build_parser().parse_args(command[1:]).queue == ["steps"]
+
+
 def test_api_and_worker_share_the_redis_store_and_queues_and_wait_for_redis(
     compose: dict[str, Any],
 ) -> None:
-    for name in ("api", "worker"):
+    for name in ("api", "worker", "steps-worker"):
         service = compose["services"][name]
         environment = service["environment"]
         assert environment["MEEPLE_STORE_URL"].startswith("redis://redis:")

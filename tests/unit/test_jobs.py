@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from projections.fold import Folder, Game, decide_action, game_created_event
 from projections.ruleset import get_ruleset
 from service.job_state import SQLiteJobState
 from service.jobs import (
+    JOB_FUNCTIONS,
     InProcessJobs,
     Jobs,
     JobSettings,
@@ -256,3 +258,48 @@ def test_notify_runs_at_once_make_each_delivery_once_and_miss_none(manual: Any) 
     made = manual.jobs.state.recent_deliveries("g11", webhook["id"])
     assert sorted(delivery["seq"] for delivery in made) == [2, 3]
     assert manual.jobs.state.webhooks("g11")[0]["cursor"] == versions[-1]
+
+
+def test_an_automatic_step_runs_while_every_notification_thread_is_stuck(
+    services: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    stuck: list[str] = []
+
+    def hung_delivery(_: Any, game_id: str, delivery_id: str, attempt: int) -> None:
+        stuck.append(delivery_id)
+        release.wait(30)
+
+    monkeypatch.setitem(JOB_FUNCTIONS, "deliver", hung_delivery)
+    try:
+        for number in range(3 * services.jobs.settings.notify_threads):
+            services.jobs.enqueue_delivery("elsewhere", f"d{number}", 1)
+        create_game(services, "g12")
+        await_first_step(services, "g12")
+        deadline = time.monotonic() + 5  # functional bound: run, not queued behind the hung
+        while not system_events(services.store, "g12"):
+            assert time.monotonic() < deadline, "the step waited behind the deliveries"
+            time.sleep(0.01)
+        assert len(stuck) == services.jobs.settings.notify_threads
+    finally:
+        release.set()
+
+
+def test_the_in_process_runner_admits_a_bounded_number_of_deliveries_per_receiver(
+    tmp_path: Path,
+) -> None:
+    built = build(tmp_path, "in-process", sweep_interval=3600, webhook_per_receiver=2)
+    slot = built.jobs.receiver_slot
+    try:
+        with (
+            slot("203.0.113.9") as first,
+            slot("203.0.113.9") as second,
+            slot("203.0.113.9") as third,
+            slot("198.51.100.7") as other,
+        ):
+            assert (first, second, third, other) == (True, True, False, True)
+        with slot("203.0.113.9") as again:
+            assert again
+    finally:
+        built.jobs.close()
+        built.store.close()

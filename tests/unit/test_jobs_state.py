@@ -1,5 +1,6 @@
 """The job state contract (due steps, webhooks, deliveries), run on SQLite and on Redis,
-and the pure parts of notifications: URL checks, signatures, retry backoff."""
+and the pure parts of notifications: URL syntax, signatures, retry backoff. Where a webhook
+may be sent (resolving, vetting, pinning): tests/unit/test_webhook_egress.py."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import redis
 from service import notifications
 from service.job_state import JobState, RedisJobState, SQLiteJobState, job_state_location
 from service.notifications import (
+    DeliveryPolicy,
     WebhookError,
     attempt_delivery,
-    check_url,
     new_delivery,
     new_webhook,
+    parse_url,
     signature_header,
     verify_signature,
 )
@@ -70,6 +72,29 @@ def test_webhooks_are_listed_per_game_with_their_cursor_and_can_be_removed(
     assert [hook["id"] for hook in state.webhooks("g1")] == [second["id"]]
 
 
+def test_a_webhook_is_added_only_while_it_fits_even_when_many_are_added_at_once(
+    state: JobState,
+) -> None:
+    def at_most_three(existing: list[dict[str, Any]]) -> bool:
+        return len(existing) < 3
+
+    webhooks = [a_webhook(seat=seat % 2) for seat in range(12)]
+    added: list[bool] = []
+    threads = [
+        threading.Thread(
+            target=lambda hook=hook: added.append(state.add_webhook(hook, at_most_three))
+        )
+        for hook in webhooks
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(added) == [False] * 9 + [True] * 3
+    assert len(state.webhooks("g1")) == 3
+    assert state.add_webhook(a_webhook("g2"), at_most_three) is True  # another game's count
+
+
 def test_a_claim_moves_the_cursor_with_its_deliveries_and_a_stale_claim_stores_nothing(
     state: JobState,
 ) -> None:
@@ -117,6 +142,32 @@ def test_only_pending_deliveries_whose_time_has_come_are_due(state: JobState) ->
     assert state.delivery("g1", done["id"])["status"] == "delivered"  # type: ignore[index]
 
 
+def test_a_due_delivery_is_taken_by_one_run_alone_until_its_lease_ends(state: JobState) -> None:
+    webhook = a_webhook()
+    state.add_webhook(webhook)
+    delivery = new_delivery(webhook, "action", 2, {})
+    delivery["next_attempt_at"] = 10.0
+    state.claim(webhook, 2, [delivery])
+    assert state.take_delivery("g1", delivery["id"], 0, now=5.0, until=50.0) is None  # not due
+    assert state.take_delivery("g1", delivery["id"], 1, now=20.0, until=50.0) is None  # attempt 2?
+    takers: list[Any] = []
+    threads = [
+        threading.Thread(
+            target=lambda: takers.append(state.take_delivery("g1", delivery["id"], 0, 20.0, 50.0))
+        )
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    taken = [found for found in takers if found is not None]
+    assert len(taken) == 1 and taken[0]["next_attempt_at"] == 50.0
+    assert state.delivery("g1", delivery["id"])["next_attempt_at"] == 50.0  # type: ignore[index]
+    assert state.deliveries_due_before(40.0) == []
+    assert state.take_delivery("g1", delivery["id"], 0, now=60.0, until=99.0) is not None
+
+
 def test_job_state_lives_beside_the_sqlite_store_or_in_the_jobs_redis() -> None:
     assert job_state_location("sqlite:///var/meeple.db", None) == "sqlite:///var/meeple.jobs.db"
     assert job_state_location("sqlite:////srv/m.db", None) == "sqlite:////srv/m.jobs.db"
@@ -135,7 +186,15 @@ def test_job_state_lives_beside_the_sqlite_store_or_in_the_jobs_redis() -> None:
     ],
 )
 def test_http_and_https_urls_with_a_host_are_webhook_urls(url: str) -> None:
-    assert check_url(url) == url
+    assert parse_url(url).url == url
+
+
+def test_a_url_is_taken_apart_into_host_port_and_target() -> None:
+    parsed = parse_url("https://Hooks.Example.ORG./in/meeple?k=1#part")
+    assert (parsed.scheme, parsed.host, parsed.port) == ("https", "hooks.example.org", 443)
+    assert parsed.target == "/in/meeple?k=1"
+    assert parse_url("http://[::1]:9000").target == "/"
+    assert parse_url("http://[::1]:9000").port == 9000
 
 
 @pytest.mark.parametrize(
@@ -148,11 +207,28 @@ def test_http_and_https_urls_with_a_host_are_webhook_urls(url: str) -> None:
         "https://user:secret@example.org/",
         "http://example.org:99999/",
         "http://example.org/" + "x" * 3000,
+        "http://[::1/",
+        "http://[::1",
+        "http://[fe80::1%25eth0]/",
+        "http://[not-v6]/",
+        "http://example.org/a b",
+        "http://example.org/\r\nX-Injected: 1",
+        "http://example.org/\x00",
+        "http://example.org\t/",
+        "http://exämple.org/",
+        "http://example.org\\@127.0.0.1/",
+        "http://@example.org/",
+        "http://127.0.0.1%2f@example.org/",
+        "http://-bad-.example.org/",
+        "http://ex%61mple.org/",
+        "http://example.org:0x50/",
+        "example.org/hooks",
+        "",
     ],
 )
 def test_other_urls_are_refused(url: str) -> None:
     with pytest.raises(WebhookError) as refused:
-        check_url(url)
+        parse_url(url)
     assert refused.value.code == "invalid_webhook_url"
 
 
@@ -170,31 +246,42 @@ def test_each_failed_attempt_doubles_the_wait_until_the_last_one_gives_up(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(notifications.time, "time", lambda: 1000.0)
-    answers = iter([503, OSError("connection refused"), 503])
+    monkeypatch.setattr(notifications, "resolve_host", lambda host, port: ["127.0.0.1"])
+    answers = iter([503, ConnectionRefusedError("connection refused"), TimeoutError(), 302])
 
-    def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
+    def post(*_: Any) -> int:
         answer = next(answers)
         if isinstance(answer, Exception):
             raise answer
         return answer
 
     monkeypatch.setattr(notifications, "post", post)
+    policy = DeliveryPolicy(
+        allow=notifications.AllowList.parse("127.0.0.1"), max_attempts=4, retry_base=5
+    )
     webhook = a_webhook()
     delivery = new_delivery(webhook, "action", 2, {})
     waits = []
-    for _ in range(3):
-        delivery = attempt_delivery(delivery, webhook, max_attempts=3, retry_base=5, timeout=1)
+    for _ in range(4):
+        delivery = attempt_delivery(delivery, webhook, policy)
         waits.append(delivery["next_attempt_at"] and delivery["next_attempt_at"] - 1000.0)
-    assert waits == [5.0, 10.0, None]
+    assert waits == [5.0, 10.0, 20.0, None]
     assert delivery["status"] == "failed"
-    assert [attempt["status"] for attempt in delivery["attempts"]] == [503, None, 503]
-    assert "connection refused" in delivery["attempts"][1]["error"]
+    assert delivery["attempts"] == [
+        {"at": "1970-01-01T00:16:40Z", "outcome": outcome, "status": status}
+        for outcome, status in [
+            ("http_status", 503),
+            ("connection_failed", None),
+            ("timeout", None),
+            ("http_status", 302),
+        ]
+    ]
 
 
 def test_a_delivery_for_a_removed_webhook_fails_at_once() -> None:
     webhook = a_webhook()
     delivery = attempt_delivery(
-        new_delivery(webhook, "action", 2, {}), None, max_attempts=5, retry_base=1, timeout=1
+        new_delivery(webhook, "action", 2, {}), None, DeliveryPolicy(max_attempts=5)
     )
     assert delivery["status"] == "failed"
-    assert delivery["attempts"][0]["error"] == "the webhook was removed"
+    assert delivery["attempts"][0]["outcome"] == "webhook_removed"
