@@ -11,6 +11,7 @@ that lies (a public name for loopback, DNS rebinding): tests/unit/test_webhook_e
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -46,6 +47,7 @@ class SilentReceiver:
         self.port = int(self.listener.getsockname()[1])
         self.held: list[socket.socket] = []
         self.lock = threading.Lock()
+        self.closed = False
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
@@ -56,6 +58,9 @@ class SilentReceiver:
             except OSError:
                 return
             with self.lock:
+                if self.closed:  # accepted while closing: nobody would close it later
+                    connection.close()
+                    return
                 self.held.append(connection)
 
     @property
@@ -64,10 +69,14 @@ class SilentReceiver:
             return len(self.held)
 
     def close(self) -> None:
-        self.listener.close()
         with self.lock:
+            self.closed = True
             for connection in self.held:
                 connection.close()
+        with contextlib.suppress(OSError):  # wakes the accept() below on Linux
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.thread.join(timeout=10)
 
 
 @pytest.fixture
