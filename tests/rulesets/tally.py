@@ -197,6 +197,8 @@ class Tally(Ruleset):
         }
 
     def resample_hidden(self, state: State, seat: int, rng: random.Random) -> State:
+        """Other hands dealt again from the deck and those hands (taken in sorted order, so
+        only what ``seat`` sees and ``rng`` decide the deal); unrevealed bids redrawn."""
         from projections.fold import copy_state
 
         fresh = copy_state(state)
@@ -204,7 +206,7 @@ class Tally(Ruleset):
         for other, hand in enumerate(fresh["hands"]):
             if other != seat:
                 unseen.extend(hand)
-        unseen = components.shuffled(unseen, rng)
+        unseen = components.shuffled(sorted(unseen), rng)
         for other, hand in enumerate(fresh["hands"]):
             if other != seat:
                 fresh["hands"][other] = [unseen.pop() for _ in hand]

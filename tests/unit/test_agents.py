@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent
+from projections.agents.analysis import analyze
 from projections.agents.tournament import play_game
 from projections.fold import copy_state
 from projections.ruleset import Ruleset, State, get_ruleset
@@ -155,3 +156,25 @@ def test_agents_are_made_by_name() -> None:
     ]
     with pytest.raises(ValueError, match="no agent"):
         make_agent("oracle")
+
+
+@pytest.mark.parametrize("game", PRODUCT_GAMES)
+def test_two_states_of_one_information_set_get_the_same_pick_and_analysis(game: str) -> None:
+    """Issue 13, point 4, on the real rulesets (no stand-in): the second state is the first
+    with everything the seat cannot see redrawn, and nothing the agents or the analysis
+    compute tells them apart under the same seed."""
+    ruleset = get_ruleset(game)
+    hidden_differs = 0
+    for state, seat in positions(ruleset, f"twins:{game}", every=13, limit=3):
+        twin = ruleset.resample_hidden(state, seat, random.Random(42))
+        assert ruleset.view(twin, seat) == ruleset.view(state, seat)
+        hidden_differs += twin != state
+        for agent in (MctsAgent(Budget(iterations=20)), GreedyAgent()):
+            picks = [agent.choose(ruleset, s, seat, random.Random(11)) for s in (state, twin)]
+            assert picks[0] == picks[1], (agent.name, seat)
+        analyses = [
+            analyze(ruleset, s, seat, Budget(iterations=20), seed="twins").to_dict()
+            for s in (state, twin)
+        ]
+        assert analyses[0] == analyses[1], seat
+    assert hidden_differs, "no position had anything hidden from the seat to redraw"

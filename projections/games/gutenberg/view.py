@@ -128,7 +128,11 @@ def resample_hidden(
     rng: random.Random,
     plans: Callable[[int], tuple[tuple[int, ...], ...]],
 ) -> State:
-    """A copy with everything ``seat`` cannot see redrawn consistently with what it saw."""
+    """A copy with everything ``seat`` cannot see redrawn consistently with what it saw.
+
+    It depends only on ``seat``'s information set and ``rng``: each unseen pool is taken in
+    sorted order before it is shuffled, so neither the order of a hidden pile nor which
+    hidden card sits where changes what is drawn."""
     fresh: State = copy_state(state)
     others = [p for p in fresh["pending"] if p["seat"] != seat]
     for deck_name, key in (
@@ -139,13 +143,13 @@ def resample_hidden(
         holders = [p for p in others if key in DRAWN_KEYS.get(p["kind"], ())]
         deck = fresh["decks"][deck_name]
         unseen = deck["draw_pile"] + [card for p in holders for card in p[key]]
-        unseen = components.shuffled(unseen, rng)
+        unseen = components.shuffled(sorted(unseen), rng)
         for pending in holders:
             count = len(pending[key])
             pending[key], unseen = unseen[:count], unseen[count:]
         deck["draw_pile"] = unseen
     specialty = fresh["decks"]["specialty"]
-    specialty["draw_pile"] = components.shuffled(specialty["draw_pile"], rng)
+    specialty["draw_pile"] = components.shuffled(sorted(specialty["draw_pile"]), rng)
     if fresh["phase"] == "choose_character":
         _resample_characters(fresh, seat, rng)
     if not fresh["plans_revealed"]:
@@ -160,7 +164,7 @@ def _resample_characters(fresh: State, seat: int, rng: random.Random) -> None:
     unseen = fresh["character_box"] + [
         c for other, p in enumerate(players) if other != seat for c in p["character_offer"]
     ]
-    unseen = components.shuffled(unseen, rng)
+    unseen = components.shuffled(sorted(unseen), rng)
     for other, player in enumerate(players):
         if other == seat:
             continue

@@ -90,11 +90,15 @@ def _pending_seen(pending: dict[str, Any], seat: int | None) -> dict[str, Any]:
 
 
 def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
-    """Redraw deck orders, other hands, others' drawn diplomacy cards and hidden offers."""
+    """Redraw deck orders, other hands, others' drawn diplomacy cards and hidden offers.
+
+    It depends only on ``seat``'s information set and ``rng``: each unseen pool is taken in
+    sorted order before it is shuffled, so neither the order of a hidden pile nor which
+    hidden card sits where changes what is drawn."""
     fresh: State = copy_state(state)
     decks = fresh["decks"]
     for name in ("harbingers", "rulers"):
-        decks[name]["draw_pile"] = components.shuffled(decks[name]["draw_pile"], rng)
+        decks[name]["draw_pile"] = components.shuffled(sorted(decks[name]["draw_pile"]), rng)
     _resample_stars(fresh, rng)
     decks["factions"]["draw_pile"] = _shuffle_keeping(
         decks["factions"]["draw_pile"], set(fresh["returned_factions"]), rng
@@ -115,7 +119,8 @@ def _resample_stars(fresh: State, rng: random.Random) -> None:
         if card is not None and seat != placer
     ]
     pile = fresh["decks"]["stars"]["draw_pile"]
-    unseen = components.shuffled(pile + [fresh["setup_stars"][seat] for seat in waiting], rng)
+    unseen = pile + [fresh["setup_stars"][seat] for seat in waiting]
+    unseen = components.shuffled(sorted(unseen), rng)
     for seat in waiting:
         fresh["setup_stars"][seat] = unseen.pop()
     fresh["decks"]["stars"]["draw_pile"] = unseen
@@ -134,7 +139,7 @@ def _redraw_offer(fresh: State, pending: dict[str, Any], rng: random.Random) -> 
 
 def _shuffle_keeping(pile: list[str], known: set[str], rng: random.Random) -> list[str]:
     """Shuffle a pile, leaving the cards everyone saw go under it where they are."""
-    loose = components.shuffled([card for card in pile if card not in known], rng)
+    loose = components.shuffled(sorted(card for card in pile if card not in known), rng)
     return [card if card in known else loose.pop() for card in pile]
 
 
@@ -150,7 +155,7 @@ def _resample_diplomacy(fresh: State, seat: int, rng: random.Random) -> None:
         unseen.extend(fresh["seats"][other]["hand"])
     for pending in pending_cards:
         unseen.extend(pending["cards"])
-    unseen = components.shuffled(unseen, rng)
+    unseen = components.shuffled(sorted(unseen), rng)
     fresh["decks"]["diplomacy"]["draw_pile"] = [
         card if card in known else unseen.pop() for card in pile
     ]

@@ -70,33 +70,37 @@ def public_view(state: State, seat: int | None, _legal: Any = None) -> dict[str,
 
 
 def resample(state: State, rng: random.Random) -> State:
-    """Redraw, in place, every order nobody at the table knows."""
-    rng.shuffle(state["trading"]["draw_pile"])
+    """Redraw, in place, every order nobody at the table knows.
+
+    What it draws depends only on what the table sees and ``rng``: each unseen part is
+    taken in sorted order before it is shuffled, so neither the order of a face-down pile
+    nor which unseen tile sits where changes the result."""
+    trading = state["trading"]
+    trading["draw_pile"] = components.shuffled(sorted(trading["draw_pile"]), rng)
     for column in state["tech"].values():
         _shuffle_part(column["draw_pile"], 0, column["hidden"], rng)
     for pile in state["factories"].values():
         _shuffle_part(pile["draw_pile"], 1, pile["hidden"], rng)
     orders = state["orders"]
     for level in data.LEVELS:
-        pool = components.shuffled(orders["piles"][level] + orders["removed"][level], rng)
+        pool = components.shuffled(sorted(orders["piles"][level] + orders["removed"][level]), rng)
         size = len(orders["piles"][level])
         orders["piles"][level], orders["removed"][level] = pool[:size], pool[size:]
-    rng.shuffle(state["contracts"]["draw_pile"])
+    contracts = state["contracts"]
+    contracts["draw_pile"] = components.shuffled(sorted(contracts["draw_pile"]), rng)
     letters = state["letters"]["draw_pile"]
     if letters:
         top = data.LEAD_LETTERS[letters[0]]["letter"]
-        rng.shuffle(letters)
+        letters[:] = components.shuffled(sorted(letters), rng)
         same = next(i for i, tile in enumerate(letters) if data.LEAD_LETTERS[tile]["letter"] == top)
         letters[0], letters[same] = letters[same], letters[0]
-    rng.shuffle(state["boxed_discs"])
+    state["boxed_discs"] = components.shuffled(sorted(state["boxed_discs"]), rng)
     return state
 
 
 def _shuffle_part(pile: list[Any], start: int, stop: int, rng: random.Random) -> None:
     if stop - start > 1:
-        part = pile[start:stop]
-        rng.shuffle(part)
-        pile[start:stop] = part
+        pile[start:stop] = components.shuffled(sorted(pile[start:stop]), rng)
 
 
 def summarize(state: State, action: Action) -> str:

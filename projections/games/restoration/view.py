@@ -87,7 +87,11 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     """A copy of ``state`` with everything ``seat`` cannot see redrawn: the Manager deck
     and the unseen part of the other hands dealt again from the same cards (a card taken
     face up from the supply stays where everyone saw it go), the Construction pile reshuffled,
-    and the face-down Event tiles drawn again from those not yet revealed."""
+    and the face-down Event tiles drawn again from those not yet revealed.
+
+    It depends only on ``seat``'s information set and ``rng``: each unseen pool is taken in
+    sorted order before it is shuffled, so neither the order of a hidden pile nor which
+    hidden card sits where changes what is drawn."""
     from projections.fold import copy_state
 
     fresh: State = copy_state(state)
@@ -96,17 +100,17 @@ def resample_hidden(state: State, seat: int, rng: random.Random) -> State:
     unseen = list(deck["draw_pile"])
     for other in others:
         unseen.extend(_unknown_part(fresh["seats"][other]))
-    unseen = components.shuffled(unseen, rng)
+    unseen = components.shuffled(sorted(unseen), rng)
     for other in others:
         player = fresh["seats"][other]
         redrawn = len(player["hand"]) - len(player["hand_public"])
         player["hand"] = list(player["hand_public"]) + [unseen.pop() for _ in range(redrawn)]
     deck["draw_pile"] = unseen
     construction = fresh["construction"]
-    construction["pile"] = components.shuffled(construction["pile"], rng)
+    construction["pile"] = components.shuffled(sorted(construction["pile"]), rng)
     events = fresh["events"]
     shown = events["revealed"]
-    hidden = components.shuffled(events["rounds"][shown:] + events["unused"], rng)
+    hidden = components.shuffled(sorted(events["rounds"][shown:] + events["unused"]), rng)
     face_down = len(events["rounds"]) - shown
     events["rounds"] = events["rounds"][:shown] + hidden[:face_down]
     events["unused"] = hidden[face_down:]
