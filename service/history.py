@@ -31,7 +31,7 @@ from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
-from service.api import at_most, json_body, load_action, load_query, version_tags
+from service.api import at_most, etag, json_body, load_action, load_query, version_tags
 from service.auth import (
     AuthError,
     bearer_token,
@@ -145,6 +145,7 @@ def _state_view(
             "state": game.ruleset.view(game.state, seat),
         }
     )
+    response.headers["ETag"] = etag(version)  # the version this view is at
     # What this viewer may see depends on the token; event N itself never changes.
     response.headers["Vary"] = "Authorization"
     response.headers["Cache-Control"] = "private, no-cache" if raw_at is None else "private"
@@ -185,8 +186,8 @@ class TimelineEntrySchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
     actor = fields.Dict(required=True, metadata={"description": '{"seat": n} or {"system": name}'})
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     summary = fields.String(required=True, metadata={"description": "One line a person reads"})
     scores = fields.List(
         fields.Raw(),

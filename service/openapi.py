@@ -40,6 +40,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import resolve_schema_cls
 from apispec.yaml_utils import load_operations_from_docstring
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 from projections.ruleset import Ruleset, all_rulesets
 from service import schemas as api_schemas
@@ -130,12 +131,13 @@ def build_spec(
     """The OpenAPI document of ``app`` with the actions of ``rulesets`` (default: all).
 
     ``server`` is the base URL a deployment serves at (MEEPLE_PUBLIC_URL); the committed
-    openapi.yaml names none, so it holds for every deployment.
+    openapi.yaml names the relative ``/``, so it holds for every deployment.
     """
     rulesets = all_rulesets() if rulesets is None else rulesets
-    extra: dict[str, Any] = {"info": {"description": DESCRIPTION}}
-    if server is not None:
-        extra["servers"] = [{"url": server}]
+    extra: dict[str, Any] = {
+        "info": {"description": DESCRIPTION},
+        "servers": [{"url": "/" if server is None else server}],
+    }
     spec = APISpec(
         title=TITLE,
         version=_version(),
@@ -225,10 +227,41 @@ def build_spec(
         if not operations:
             continue
         path = _RULE_ARGUMENT.sub(r"{\1}", rule.rule)
+        integers = {
+            name
+            for name, converter in rule._converters.items()
+            if isinstance(converter, IntegerConverter)
+        }
         for operation in operations.values():
-            _complete(operation, list(rule.arguments), rule.endpoint in LIMITED_ENDPOINTS)
+            _complete(
+                operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS
+            )
         spec.path(path=path, operations=operations)
-    return spec.to_dict()
+    document = spec.to_dict()
+    _typed_nullables(document)
+    return document
+
+
+def _typed_nullables(node: Any) -> None:
+    """Nullable schemas as every generator reads them (OpenAPI 3.0): a ``type`` beside each
+    ``nullable``, no ``null`` inside an ``enum`` (``nullable`` says it), and a nullable
+    reference as ``{type: object, nullable: true, allOf: [$ref]}`` rather than apispec's
+    ``anyOf`` of an empty nullable object and the reference."""
+    if isinstance(node, list):
+        for item in node:
+            _typed_nullables(item)
+        return
+    if not isinstance(node, dict):
+        return
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list) and {"type": "object", "nullable": True} in any_of:
+        rest = [item for item in any_of if item != {"type": "object", "nullable": True}]
+        del node["anyOf"]
+        node.update(type="object", nullable=True, allOf=rest)
+    if node.get("nullable") is True and isinstance(node.get("enum"), list):
+        node["enum"] = [value for value in node["enum"] if value is not None]
+    for value in node.values():
+        _typed_nullables(value)
 
 
 def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
@@ -263,20 +296,21 @@ def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
     spec.components.schema("Action", action)
 
 
-def _complete(operation: dict[str, Any], arguments: list[str], rate_limited: bool) -> None:
+def _complete(
+    operation: dict[str, Any], arguments: list[str], integers: set[str], rate_limited: bool
+) -> None:
+    operation.setdefault("security", [])  # anonymous unless the view says otherwise
     parameters = operation.setdefault("parameters", [])
     declared = {p.get("name") for p in parameters if isinstance(p, dict)}
     has_header_parameter = any(isinstance(p, str) for p in parameters)
     for name in sorted(arguments):
         if name not in declared:
-            parameters.append(
-                {
-                    "in": "path",
-                    "name": name,
-                    "required": True,
-                    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-                }
+            schema: dict[str, Any] = (
+                {"type": "integer", "minimum": 0}  # <int:...> takes no sign
+                if name in integers
+                else {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
             )
+            parameters.append({"in": "path", "name": name, "required": True, "schema": schema})
     if not parameters:
         operation.pop("parameters")
     responses = operation.setdefault("responses", {})

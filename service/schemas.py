@@ -97,8 +97,8 @@ class CreatedGameSchema(Schema):
 
 
 class GameStatusSchema(Schema):
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     finished = fields.Boolean(required=True)
@@ -131,8 +131,8 @@ class GameRowSchema(Schema):
     players = fields.List(fields.String(), required=True)
     version = fields.Integer(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     created_at = fields.String(required=True)
