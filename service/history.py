@@ -872,10 +872,20 @@ def get_export(game_id: str) -> Response:
       security: [{}, {adminKey: []}]
       responses:
         200:
-          description: The log.
+          description: The log, as a file named ``<game_id>.jsonl``.
+          headers:
+            Content-Disposition:
+              description: '``attachment; filename="<game_id>.jsonl"``'
+              schema: {type: string}
           content:
             application/jsonl:
-              schema: {type: string}
+              schema:
+                type: string
+                format: binary
+                description: >
+                  JSON Lines: one event envelope a line (an Event, secrets included,
+                  canonical JSON as stored: sorted keys, no spaces), oldest first, each line
+                  ending with a newline; read it line by line, not as one JSON document.
         401: Unauthorized
         403: Forbidden
         409: Conflict
