@@ -214,6 +214,7 @@ def build_spec(
         },
     )
     _action_components(spec, rulesets)
+    _delivery_components(spec)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         if rule.endpoint == "static":
             continue
@@ -233,9 +234,7 @@ def build_spec(
             if isinstance(converter, IntegerConverter)
         }
         for operation in operations.values():
-            _complete(
-                operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS
-            )
+            _complete(operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS)
         spec.path(path=path, operations=operations)
     document = spec.to_dict()
     _typed_nullables(document)
@@ -294,6 +293,24 @@ def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
     else:
         action.update(type="object", required=["type"], properties={"type": {"type": "string"}})
     spec.components.schema("Action", action)
+
+
+def _delivery_components(spec: APISpec) -> None:
+    """``WebhookDelivery``: the body POSTed to a webhook (the callback of createWebhook)."""
+    mapping: dict[str, str] = {}
+    for kind, schema in api_schemas.WEBHOOK_DELIVERIES.items():
+        name = schema_name(schema)
+        if name not in spec.components.schemas:
+            spec.components.schema(name, schema=schema)
+        mapping[kind] = f"#/components/schemas/{name}"
+    spec.components.schema(
+        "WebhookDelivery",
+        {
+            "description": "What a webhook's URL is POSTed, by ``kind`` (Meeple-Event)",
+            "oneOf": [{"$ref": ref} for ref in dict.fromkeys(mapping.values())],
+            "discriminator": {"propertyName": "kind", "mapping": mapping},
+        },
+    )
 
 
 def _complete(

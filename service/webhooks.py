@@ -205,6 +205,43 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/problem+json:
               schema:
                 $ref: '#/components/schemas/Problem'
+      callbacks:
+        delivery:
+          '{$request.body#/url}':
+            post:
+              operationId: receiveWebhookDelivery
+              summary: A delivery, POSTed to the webhook's URL
+              description: >
+                One JSON body per delivery, its ``kind`` in ``Meeple-Event``; every attempt
+                of a delivery sends the same body. Check ``Meeple-Signature`` before trusting
+                it: ``v1`` is the hex HMAC-SHA256, under the webhook's ``secret``, of
+                ``"<t>.<body>"`` (the body's exact bytes); refuse a ``t`` older than a few
+                minutes. A seat's webhook gets events as that seat may see them (a secret
+                withheld: ``redacted: true``).
+              security: []
+              parameters:
+                - {in: header, name: Meeple-Event, required: true,
+                   schema: {type: string, enum: [action, system, undone, redone, your_turn,
+                   game_finished]}}
+                - {in: header, name: Meeple-Delivery, required: true, schema: {type: string},
+                   description: "The delivery's id (delivery_id), the same on every attempt"}
+                - {in: header, name: Meeple-Signature, required: true,
+                   schema: {type: string, pattern: "^t=[0-9]+,v1=[0-9a-f]{64}$"},
+                   description: "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t.body)>"}
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      $ref: '#/components/schemas/WebhookDelivery'
+              responses:
+                2XX:
+                  description: Received; the delivery is done.
+                4XX:
+                  description: >
+                    Refused: like any answer but a 2xx (or none within
+                    ``MEEPLE_WEBHOOK_TIMEOUT``), retried with exponential backoff up to
+                    ``MEEPLE_WEBHOOK_MAX_ATTEMPTS`` attempts.
     """
     game, viewer = _owner_viewer(game_id)
     body = WebhookCreateSchema().load(json_body())
