@@ -213,6 +213,7 @@ def get_timeline(game_id: str) -> Response:
     ---
     get:
       operationId: getTimeline
+      codes: {422: [limit_too_large]}
       tags: [history]
       summary: The game's timeline
       description: >
@@ -282,6 +283,11 @@ def post_undo(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postUndo
+      codes:
+        403: [seat_required]
+        409: [version_conflict]
+        422: [too_many_steps, idempotency_key_reused, nothing_to_undo, before_branch_point,
+              not_your_action, turn_over, hidden_information_revealed]
       tags: [history]
       summary: Undo the last step
       description: >
@@ -319,6 +325,10 @@ def post_redo(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postRedo
+      codes:
+        403: [seat_required]
+        409: [version_conflict]
+        422: [too_many_steps, idempotency_key_reused, nothing_to_redo, not_your_action]
       tags: [history]
       summary: Redo the last undone step
       description: >
@@ -526,6 +536,9 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postBranch
+      codes:
+        401: [missing_token]
+        422: [branch_point_out_of_range, before_branch_point, redraw_needs_reseed, no_such_seat]
       tags: [history]
       summary: Branch from any move
       description: >
@@ -552,7 +565,6 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/json:
               schema: BranchCreatedSchema
         401: Unauthorized
-        403: Forbidden
         409: Conflict
     """
     found = _services()
@@ -685,6 +697,7 @@ def get_seat_state(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatState
+      codes: {404: [not_found], 403: [not_your_seat, sealed_history]}
       tags: [history]
       summary: The state as a given seat sees it
       description: >
@@ -714,6 +727,7 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatLegalActions
+      codes: {404: [not_found], 403: [not_your_seat]}
       tags: [history]
       summary: A given seat's legal actions now
       security: [{seatToken: []}, {adminKey: []}]
@@ -741,6 +755,11 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
     ---
     post:
       operationId: postSeatAction
+      codes:
+        404: [not_found]
+        403: [seat_required, not_your_seat]
+        409: [version_conflict, awaiting_system_step]
+        422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [history]
       summary: Play an action for a given seat
       description: >
@@ -862,6 +881,7 @@ def get_export(game_id: str) -> Response:
     ---
     get:
       operationId: exportGame
+      codes: {403: [game_not_finished, sealed_history]}
       tags: [history]
       summary: Export the log
       description: >

@@ -88,6 +88,7 @@ def stream(game_id: str) -> Response:
     ---
     get:
       operationId: streamEvents
+      codes: {429: [too_many_streams]}
       tags: [play]
       summary: Live events (Server-Sent Events)
       description: >

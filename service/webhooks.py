@@ -156,6 +156,9 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: createWebhook
+      codes:
+        409: [too_many_webhooks]
+        422: [invalid_webhook_url, invalid_webhook_events, webhook_url_forbidden]
       tags: [notifications]
       summary: Register a webhook
       description: >
@@ -186,25 +189,8 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/json:
               schema: WebhookSchema
         401: Unauthorized
-        409:
-          description: >
-            The seat or the game has as many webhooks as it may (``too_many_webhooks``);
-            remove one first.
-          content:
-            application/problem+json:
-              schema:
-                $ref: '#/components/schemas/Problem'
-        422:
-          description: >
-            Schema errors (``invalid_body``, naming the fields); a malformed URL
-            (``invalid_webhook_url``: not http(s), no host, user-info, whitespace or control
-            characters, too long); an unknown event (``invalid_webhook_events``); a host that
-            does not resolve to public addresses only
-            (``webhook_url_forbidden``).
-          content:
-            application/problem+json:
-              schema:
-                $ref: '#/components/schemas/Problem'
+        409: Conflict
+        422: UnprocessableEntity
       callbacks:
         delivery:
           '{$request.body#/url}':
@@ -318,6 +304,7 @@ def delete_webhook(game_id: str, webhook_id: str) -> tuple[str, int]:
     ---
     delete:
       operationId: deleteWebhook
+      codes: {404: [not_found]}
       tags: [notifications]
       summary: Remove a webhook
       security: [{seatToken: []}, {adminKey: []}]
