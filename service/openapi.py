@@ -250,26 +250,63 @@ def build_spec(
     return document
 
 
-def _typed_nullables(node: Any) -> None:
-    """Nullable schemas as every generator reads them (OpenAPI 3.0): a ``type`` beside each
-    ``nullable``, no ``null`` inside an ``enum`` (``nullable`` says it), and a nullable
-    reference as ``{type: object, nullable: true, allOf: [$ref]}`` rather than apispec's
-    ``anyOf`` of an empty nullable object and the reference."""
+_APISPEC_NULL = {"type": "object", "nullable": True}
+
+
+def _null_only(kind: str) -> dict[str, Any]:
+    """The schema whose one value is null, as OpenAPI 3.0.3 says it (``nullable`` adds null
+    to the type, not to an ``enum``); generators read it as None."""
+    return {"type": kind, "nullable": True, "enum": [None]}
+
+
+def _typed_nullables(document: dict[str, Any]) -> None:
+    """Nullable schemas as generators read them (OpenAPI 3.0), checked with
+    openapi-python-client: every ``nullable`` beside a ``type``; a nullable enum property
+    as ``oneOf`` of a named enum (``<Schema><Field>``, no null in it) and the null-only
+    schema (``null`` inside the enum gave a class per alternative, and ``nullable`` beside
+    an enum without null is dropped); a nullable reference as ``oneOf`` of the reference
+    and the null-only schema (apispec's ``anyOf`` with an empty nullable object gave an
+    anonymous class)."""
+    schemas = document["components"]["schemas"]
+    for name in list(schemas):
+        for field, prop in schemas[name].get("properties", {}).items():
+            if prop.get("nullable") is True and isinstance(prop.get("enum"), list):
+                enum_name = f"{name}{_camel(field)}"
+                enum = {
+                    "type": prop["type"],
+                    "enum": [value for value in prop["enum"] if value is not None],
+                }
+                if schemas.setdefault(enum_name, enum) != enum:
+                    raise ValueError(f"{enum_name} is already another schema")
+                described = {"description": prop["description"]} if "description" in prop else {}
+                prop.clear()
+                prop.update(
+                    oneOf=[{"$ref": f"#/components/schemas/{enum_name}"}, _null_only(enum["type"])],
+                    **described,
+                )
+    _nullable_refs(document)
+
+
+def _nullable_refs(node: Any) -> None:
     if isinstance(node, list):
         for item in node:
-            _typed_nullables(item)
+            _nullable_refs(item)
         return
     if not isinstance(node, dict):
         return
     any_of = node.get("anyOf")
-    if isinstance(any_of, list) and {"type": "object", "nullable": True} in any_of:
-        rest = [item for item in any_of if item != {"type": "object", "nullable": True}]
+    if isinstance(any_of, list) and _APISPEC_NULL in any_of:
         del node["anyOf"]
-        node.update(type="object", nullable=True, allOf=rest)
-    if node.get("nullable") is True and isinstance(node.get("enum"), list):
+        node["oneOf"] = [item for item in any_of if item != _APISPEC_NULL]
+        node["oneOf"].append(_null_only("object"))
+    if (
+        node.get("nullable") is True
+        and isinstance(node.get("enum"), list)
+        and len(node["enum"]) > 1
+    ):
         node["enum"] = [value for value in node["enum"] if value is not None]
     for value in node.values():
-        _typed_nullables(value)
+        _nullable_refs(value)
 
 
 def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:

@@ -32,7 +32,10 @@ def operations() -> Iterator[tuple[str, str, dict[str, Any]]]:
             yield method, path, operation
 
 
-def test_every_nullable_schema_has_a_type_and_no_enum_holds_null() -> None:
+NULL_ONLY = {"nullable": True, "enum": [None]}  # and a type: the schema of null alone
+
+
+def test_every_nullable_schema_has_a_type_and_only_the_null_schema_holds_null() -> None:
     nullable = [(where, node) for where, node in nodes(SPEC) if node.get("nullable") is True]
     assert nullable
     for where, node in nullable:
@@ -40,8 +43,25 @@ def test_every_nullable_schema_has_a_type_and_no_enum_holds_null() -> None:
     for where, node in nodes(SPEC):
         if isinstance(node.get("enum"), list):
             assert "type" in node, where
-            assert None not in node["enum"], where
+            if None in node["enum"]:
+                assert {k: v for k, v in node.items() if k != "type"} == NULL_ONLY, where
         assert {"type": "object", "nullable": True} not in node.get("anyOf", []), where
+
+
+def test_nullable_enums_and_references_are_a_named_schema_or_null() -> None:
+    schemas = SPEC["components"]["schemas"]
+    specialty = schemas["GutenbergDevelopSpecialtyAction"]["properties"]["specialty"]
+    assert specialty["oneOf"] == [
+        {"$ref": "#/components/schemas/GutenbergDevelopSpecialtyActionSpecialty"},
+        {"type": "string", **NULL_ONLY},
+    ]
+    named = schemas["GutenbergDevelopSpecialtyActionSpecialty"]
+    assert named["type"] == "string" and None not in named["enum"] and len(named["enum"]) == 4
+    ignore = schemas["GutenbergFulfillOrdersAction"]["properties"]["ignore"]
+    assert ignore["oneOf"] == [
+        {"$ref": "#/components/schemas/GutenbergIgnoreType"},
+        {"type": "object", **NULL_ONLY},
+    ]
 
 
 def test_round_and_phase_are_typed() -> None:
