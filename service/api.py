@@ -378,7 +378,7 @@ def get_state(game_id: str) -> Response:
              (service/history.py; If-None-Match is not used then)"}
       responses:
         200:
-          description: The seat's view; ``ETag`` is the game's version.
+          description: The seat's view; ``ETag`` is the version it shows (N with ``at``).
           headers:
             ETag: ETag
           content:

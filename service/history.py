@@ -709,7 +709,9 @@ def get_seat_state(game_id: str, seat: int) -> Response:
            description: "The state after event N, as that seat could see it"}
       responses:
         200:
-          description: The seat's view.
+          description: The seat's view; ``ETag`` is the version it is at.
+          headers:
+            ETag: ETag
           content:
             application/json:
               schema: StateSchema
