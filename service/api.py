@@ -224,6 +224,10 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: createGame
+      codes:
+        401: [missing_token]
+        403: [admin_required]
+        422: [unknown_ruleset, invalid_player_count, unknown_option, invalid_option]
       tags: [games]
       summary: Create a game
       description: >
@@ -363,6 +367,7 @@ def get_state(game_id: str) -> Response:
     ---
     get:
       operationId: getState
+      codes: {403: [sealed_history]}
       tags: [play]
       summary: The state as this seat sees it
       security: [{}, {seatToken: []}]
@@ -373,7 +378,7 @@ def get_state(game_id: str) -> Response:
              (service/history.py; If-None-Match is not used then)"}
       responses:
         200:
-          description: The seat's view; ``ETag`` is the game's version.
+          description: The seat's view; ``ETag`` is the version it shows (N with ``at``).
           headers:
             ETag: ETag
           content:
@@ -460,6 +465,10 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postAction
+      codes:
+        403: [seat_required]
+        409: [version_conflict, awaiting_system_step]
+        422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [play]
       summary: Play an action
       description: >
@@ -538,6 +547,7 @@ def get_events(game_id: str) -> Response:
     ---
     get:
       operationId: getEvents
+      codes: {422: [limit_too_large]}
       tags: [play]
       summary: The event log
       description: >

@@ -31,7 +31,7 @@ from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
-from service.api import at_most, json_body, load_action, load_query, version_tags
+from service.api import at_most, etag, json_body, load_action, load_query, version_tags
 from service.auth import (
     AuthError,
     bearer_token,
@@ -145,6 +145,7 @@ def _state_view(
             "state": game.ruleset.view(game.state, seat),
         }
     )
+    response.headers["ETag"] = etag(version)  # the version this view is at
     # What this viewer may see depends on the token; event N itself never changes.
     response.headers["Vary"] = "Authorization"
     response.headers["Cache-Control"] = "private, no-cache" if raw_at is None else "private"
@@ -185,8 +186,8 @@ class TimelineEntrySchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
     actor = fields.Dict(required=True, metadata={"description": '{"seat": n} or {"system": name}'})
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     summary = fields.String(required=True, metadata={"description": "One line a person reads"})
     scores = fields.List(
         fields.Raw(),
@@ -212,6 +213,7 @@ def get_timeline(game_id: str) -> Response:
     ---
     get:
       operationId: getTimeline
+      codes: {422: [limit_too_large]}
       tags: [history]
       summary: The game's timeline
       description: >
@@ -281,6 +283,11 @@ def post_undo(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postUndo
+      codes:
+        403: [seat_required]
+        409: [version_conflict]
+        422: [too_many_steps, idempotency_key_reused, nothing_to_undo, before_branch_point,
+              not_your_action, turn_over, hidden_information_revealed]
       tags: [history]
       summary: Undo the last step
       description: >
@@ -318,6 +325,10 @@ def post_redo(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postRedo
+      codes:
+        403: [seat_required]
+        409: [version_conflict]
+        422: [too_many_steps, idempotency_key_reused, nothing_to_redo, not_your_action]
       tags: [history]
       summary: Redo the last undone step
       description: >
@@ -525,6 +536,9 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: postBranch
+      codes:
+        401: [missing_token]
+        422: [branch_point_out_of_range, before_branch_point, redraw_needs_reseed, no_such_seat]
       tags: [history]
       summary: Branch from any move
       description: >
@@ -551,7 +565,6 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/json:
               schema: BranchCreatedSchema
         401: Unauthorized
-        403: Forbidden
         409: Conflict
     """
     found = _services()
@@ -684,6 +697,7 @@ def get_seat_state(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatState
+      codes: {404: [not_found], 403: [not_your_seat, sealed_history]}
       tags: [history]
       summary: The state as a given seat sees it
       description: >
@@ -695,7 +709,9 @@ def get_seat_state(game_id: str, seat: int) -> Response:
            description: "The state after event N, as that seat could see it"}
       responses:
         200:
-          description: The seat's view.
+          description: The seat's view; ``ETag`` is the version it is at.
+          headers:
+            ETag: ETag
           content:
             application/json:
               schema: StateSchema
@@ -713,6 +729,7 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatLegalActions
+      codes: {404: [not_found], 403: [not_your_seat]}
       tags: [history]
       summary: A given seat's legal actions now
       security: [{seatToken: []}, {adminKey: []}]
@@ -740,6 +757,11 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
     ---
     post:
       operationId: postSeatAction
+      codes:
+        404: [not_found]
+        403: [seat_required, not_your_seat]
+        409: [version_conflict, awaiting_system_step]
+        422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [history]
       summary: Play an action for a given seat
       description: >
@@ -861,6 +883,7 @@ def get_export(game_id: str) -> Response:
     ---
     get:
       operationId: exportGame
+      codes: {403: [game_not_finished, sealed_history]}
       tags: [history]
       summary: Export the log
       description: >
@@ -871,10 +894,20 @@ def get_export(game_id: str) -> Response:
       security: [{}, {adminKey: []}]
       responses:
         200:
-          description: The log.
+          description: The log, as a file named ``<game_id>.jsonl``.
+          headers:
+            Content-Disposition:
+              description: '``attachment; filename="<game_id>.jsonl"``'
+              schema: {type: string}
           content:
             application/jsonl:
-              schema: {type: string}
+              schema:
+                type: string
+                format: binary
+                description: >
+                  JSON Lines: one event envelope a line (an Event, secrets included,
+                  canonical JSON as stored: sorted keys, no spaces), oldest first, each line
+                  ending with a newline; read it line by line, not as one JSON document.
         401: Unauthorized
         403: Forbidden
         409: Conflict

@@ -12,21 +12,27 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   becomes ``#/components/schemas/Webhook`` (the ``Schema`` suffix dropped; schemas of a game
   package are prefixed with the game, e.g. ``TallyBid``);
 - path parameters (``<game_id>``) are added from the URL rule when not declared;
-- error responses: declare the ones particular to the view by the shared responses' names
-  (``401: Unauthorized``, ``403: Forbidden``, ``409: Conflict``, ``404: NotFound``,
-  ``400: BadRequest``, ``422: UnprocessableEntity``, ``429: TooManyRequests``; see
-  SHARED_RESPONSES). Added to every
-  operation unless it declares them: 500 and 503; 404 when the path has parameters; 400,
-  413, 415 and 422 when it has a request body; 422 when it has query parameters; 429 when
-  service.limits rate-limits it;
+- error responses list the problem codes the operation can answer. Those of its kind are
+  added (500 ``internal_error``, 503 ``store_unavailable``; a game in the path: 404
+  ``game_not_found``, 409 ``rules_version_mismatch``; a body: 400 ``malformed_json``, 413,
+  415, 422 ``invalid_body``; a query: 422 ``invalid_query``; a header parameter: 400
+  ``invalid_header``; a token: 401 ``invalid_token``, and ``missing_token`` when it is not
+  optional; 429 ``rate_limited`` when service.limits rate-limits it); the view lists the
+  rest under ``codes`` (``codes: {409: [version_conflict], 422: [game_finished, rules]}``,
+  ``rules`` for the game's own codes). A view may still name a shared response
+  (``409: Conflict``); one with no code is an error, so the spec never promises a status
+  an operation cannot answer. GET /health's 503 has a body of its own;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
-  token is optional. Shared headers (``ETag: ETag``, ``Location: Location``,
-  ``Retry-After: RetryAfter``, ``Idempotent-Replayed: IdempotentReplayed``) and parameters
-  (``- IfMatch``, ``- IfNoneMatch``, ``- IdempotencyKey``) are named the same way; see
-  ``build_spec``.
+  token is optional; without it an operation is anonymous (``security: []``). Shared
+  headers (``ETag: ETag``, ``Location: Location``, ``Retry-After: RetryAfter``,
+  ``Idempotent-Replayed: IdempotentReplayed``) and parameters (``- IfMatch``,
+  ``- IfNoneMatch``, ``- IdempotencyKey``) are named the same way; see ``build_spec``.
 
 Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
 by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
+``WebhookDelivery`` is what a webhook is POSTed (the ``delivery`` callback of createWebhook),
+discriminated by ``kind``. Nullable schemas are rewritten the way generators read them
+(``_typed_nullables``), and ``<int:...>`` path parameters are integers.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import resolve_schema_cls
 from apispec.yaml_utils import load_operations_from_docstring
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 from projections.ruleset import Ruleset, all_rulesets
 from service import schemas as api_schemas
@@ -84,13 +91,26 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _problem_response(description: str, retry_after: bool = False) -> dict[str, Any]:
+def _problem_response(status: int, codes: list[str]) -> dict[str, Any]:
+    """The problem response of ``status`` listing the ``codes`` an operation may answer."""
+    listed = ", ".join(f"`{code}`" for code in codes if code != RULE_CODES)
+    if RULE_CODES in codes:
+        listed += (
+            ", and the game's own codes for a move its rules forbid (such as"
+            " Restoration's `phase_mismatch`)"
+        )
+    description = f"{_STATUS_TEXT[status]}. Codes: {listed}"
     response: dict[str, Any] = {
         "description": description,
         "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
     }
-    if retry_after:
+    if status == 429 or "awaiting_system_step" in codes:
         response["headers"] = {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}
+    if "rate_limited" in codes:
+        for header in RATE_LIMIT_HEADERS:
+            response["headers"][header] = {
+                "$ref": f"#/components/headers/{header.replace('-', '')}"
+            }
     return response
 
 
@@ -100,10 +120,6 @@ RATE_LIMIT_HEADERS = {
     "X-RateLimit-Remaining": "Requests left in that window",
     "X-RateLimit-Reset": "When that window resets (Unix time, seconds)",
 }
-
-
-def _codes(status: int) -> str:
-    return ", ".join(f"`{code}`" for code, (value, _) in PROBLEMS.items() if value == status)
 
 
 SHARED_RESPONSES = {
@@ -122,6 +138,11 @@ SHARED_RESPONSES = {
     "InternalError": (500, "Something went wrong on the server (no details are leaked)"),
     "ServiceUnavailable": (503, "The event store is unavailable"),
 }
+_STATUS_TEXT = {status: text for status, text in SHARED_RESPONSES.values()}
+_STATUS_TEXT[403] = "The token may not do this, or not yet"
+
+#: In an operation's ``codes``: the game's own codes (IllegalAction) may be answered too.
+RULE_CODES = "rules"
 
 
 def build_spec(
@@ -130,12 +151,13 @@ def build_spec(
     """The OpenAPI document of ``app`` with the actions of ``rulesets`` (default: all).
 
     ``server`` is the base URL a deployment serves at (MEEPLE_PUBLIC_URL); the committed
-    openapi.yaml names none, so it holds for every deployment.
+    openapi.yaml names the relative ``/``, so it holds for every deployment.
     """
     rulesets = all_rulesets() if rulesets is None else rulesets
-    extra: dict[str, Any] = {"info": {"description": DESCRIPTION}}
-    if server is not None:
-        extra["servers"] = [{"url": server}]
+    extra: dict[str, Any] = {
+        "info": {"description": DESCRIPTION},
+        "servers": [{"url": "/" if server is None else server}],
+    }
     spec = APISpec(
         title=TITLE,
         version=_version(),
@@ -152,17 +174,6 @@ def build_spec(
     components.security_scheme(
         "adminKey", {"type": "http", "scheme": "bearer", "description": "MEEPLE_ADMIN_KEY"}
     )
-    for name, (status, description) in SHARED_RESPONSES.items():
-        response = _problem_response(
-            f"{description}. Codes: {_codes(status)}" if _codes(status) else description,
-            retry_after=status in (409, 429),
-        )
-        if status == 429:
-            for header in RATE_LIMIT_HEADERS:
-                response["headers"][header] = {
-                    "$ref": f"#/components/headers/{header.replace('-', '')}"
-                }
-        components.response(name, response)
     for header, description in RATE_LIMIT_HEADERS.items():
         components.header(
             header.replace("-", ""), {"description": description, "schema": {"type": "integer"}}
@@ -212,6 +223,7 @@ def build_spec(
         },
     )
     _action_components(spec, rulesets)
+    _delivery_components(spec)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         if rule.endpoint == "static":
             continue
@@ -225,10 +237,76 @@ def build_spec(
         if not operations:
             continue
         path = _RULE_ARGUMENT.sub(r"{\1}", rule.rule)
+        integers = {
+            name
+            for name, converter in rule._converters.items()
+            if isinstance(converter, IntegerConverter)
+        }
         for operation in operations.values():
-            _complete(operation, list(rule.arguments), rule.endpoint in LIMITED_ENDPOINTS)
+            _complete(operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS)
         spec.path(path=path, operations=operations)
-    return spec.to_dict()
+    document = spec.to_dict()
+    _typed_nullables(document)
+    return document
+
+
+_APISPEC_NULL = {"type": "object", "nullable": True}
+
+
+def _null_only(kind: str) -> dict[str, Any]:
+    """The schema whose one value is null, as OpenAPI 3.0.3 says it (``nullable`` adds null
+    to the type, not to an ``enum``); generators read it as None."""
+    return {"type": kind, "nullable": True, "enum": [None]}
+
+
+def _typed_nullables(document: dict[str, Any]) -> None:
+    """Nullable schemas as generators read them (OpenAPI 3.0), checked with
+    openapi-python-client: every ``nullable`` beside a ``type``; a nullable enum property
+    as ``oneOf`` of a named enum (``<Schema><Field>``, no null in it) and the null-only
+    schema (``null`` inside the enum gave a class per alternative, and ``nullable`` beside
+    an enum without null is dropped); a nullable reference as ``oneOf`` of the reference
+    and the null-only schema (apispec's ``anyOf`` with an empty nullable object gave an
+    anonymous class)."""
+    schemas = document["components"]["schemas"]
+    for name in list(schemas):
+        for field, prop in schemas[name].get("properties", {}).items():
+            if prop.get("nullable") is True and isinstance(prop.get("enum"), list):
+                enum_name = f"{name}{_camel(field)}"
+                enum = {
+                    "type": prop["type"],
+                    "enum": [value for value in prop["enum"] if value is not None],
+                }
+                if schemas.setdefault(enum_name, enum) != enum:
+                    raise ValueError(f"{enum_name} is already another schema")
+                described = {"description": prop["description"]} if "description" in prop else {}
+                prop.clear()
+                prop.update(
+                    oneOf=[{"$ref": f"#/components/schemas/{enum_name}"}, _null_only(enum["type"])],
+                    **described,
+                )
+    _nullable_refs(document)
+
+
+def _nullable_refs(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _nullable_refs(item)
+        return
+    if not isinstance(node, dict):
+        return
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list) and _APISPEC_NULL in any_of:
+        del node["anyOf"]
+        node["oneOf"] = [item for item in any_of if item != _APISPEC_NULL]
+        node["oneOf"].append(_null_only("object"))
+    if (
+        node.get("nullable") is True
+        and isinstance(node.get("enum"), list)
+        and len(node["enum"]) > 1
+    ):
+        node["enum"] = [value for value in node["enum"] if value is not None]
+    for value in node.values():
+        _nullable_refs(value)
 
 
 def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
@@ -263,39 +341,109 @@ def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
     spec.components.schema("Action", action)
 
 
-def _complete(operation: dict[str, Any], arguments: list[str], rate_limited: bool) -> None:
+def _delivery_components(spec: APISpec) -> None:
+    """``WebhookDelivery``: the body POSTed to a webhook (the callback of createWebhook)."""
+    mapping: dict[str, str] = {}
+    for kind, schema in api_schemas.WEBHOOK_DELIVERIES.items():
+        name = schema_name(schema)
+        if name not in spec.components.schemas:
+            spec.components.schema(name, schema=schema)
+        mapping[kind] = f"#/components/schemas/{name}"
+    spec.components.schema(
+        "WebhookDelivery",
+        {
+            "description": "What a webhook's URL is POSTed, by ``kind`` (Meeple-Event)",
+            "oneOf": [{"$ref": ref} for ref in dict.fromkeys(mapping.values())],
+            "discriminator": {"propertyName": "kind", "mapping": mapping},
+        },
+    )
+
+
+def _complete(
+    operation: dict[str, Any], arguments: list[str], integers: set[str], rate_limited: bool
+) -> None:
+    operation.setdefault("security", [])  # anonymous unless the view says otherwise
     parameters = operation.setdefault("parameters", [])
     declared = {p.get("name") for p in parameters if isinstance(p, dict)}
-    has_header_parameter = any(isinstance(p, str) for p in parameters)
     for name in sorted(arguments):
         if name not in declared:
-            parameters.append(
-                {
-                    "in": "path",
-                    "name": name,
-                    "required": True,
-                    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-                }
+            schema: dict[str, Any] = (
+                {"type": "integer", "minimum": 0}  # <int:...> takes no sign
+                if name in integers
+                else {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
             )
+            parameters.append({"in": "path", "name": name, "required": True, "schema": schema})
     if not parameters:
         operation.pop("parameters")
     responses = operation.setdefault("responses", {})
-    wanted = ["InternalError", "ServiceUnavailable"]
-    if arguments:
-        wanted.append("NotFound")
-    if "requestBody" in operation:
-        wanted += ["BadRequest", "PayloadTooLarge", "UnsupportedMediaType", "UnprocessableEntity"]
-    if any(isinstance(p, dict) and p.get("in") == "query" for p in parameters):
-        wanted.append("UnprocessableEntity")
-    if has_header_parameter:
-        wanted.append("BadRequest")  # a malformed header
-    if rate_limited:
-        wanted.append("TooManyRequests")
-    for name in wanted:
-        status = SHARED_RESPONSES[name][0]
-        if status not in responses and str(status) not in responses:
-            responses[status] = name
+    codes = _codes_of(operation, arguments, parameters, rate_limited)
+    for status, listed in codes.items():
+        given = responses.pop(status, responses.pop(str(status), None))
+        if isinstance(given, dict) and PROBLEM_MEDIA_TYPE not in given.get("content", {}):
+            responses[status] = given  # a body of its own (GET /health's 503)
+            continue
+        if given is not None and given != status_name(status):
+            raise ValueError(
+                f"{operation.get('operationId')}: the {status} response is {given!r}; name the "
+                f"shared one ({status_name(status)}) and list its codes in `codes`"
+            )
+        responses[status] = _problem_response(status, listed)
+    for status, given in responses.items():
+        if int(status) >= 400 and isinstance(given, str):
+            raise ValueError(
+                f"{operation.get('operationId')}: {given} ({status}) without a code it may "
+                "answer: list them in `codes` or drop the response"
+            )
     operation["responses"] = dict(sorted(responses.items(), key=lambda item: str(item[0])))
+
+
+def status_name(status: int) -> str:
+    """The shared response a view names for ``status`` (``409: Conflict``)."""
+    return next(name for name, (value, _) in SHARED_RESPONSES.items() if value == status)
+
+
+def _codes_of(
+    operation: dict[str, Any],
+    arguments: list[str],
+    parameters: list[Any],
+    rate_limited: bool,
+) -> dict[int, list[str]]:
+    """status -> the problem codes this operation may answer: those every operation of its
+    kind may (a game in the path, a body, a query, a header, a token, a rate limit), and the
+    ones its view lists in ``codes``."""
+    codes: dict[int, list[str]] = {}
+
+    def add(status: int, *names: str) -> None:
+        for name in names:
+            if name != RULE_CODES and PROBLEMS.get(name, (None,))[0] != status:
+                raise ValueError(f"{operation.get('operationId')}: {name} is not a {status}")
+            if name not in codes.setdefault(status, []):
+                codes[status].append(name)
+
+    add(500, "internal_error")
+    add(503, "store_unavailable")
+    if "game_id" in arguments:
+        add(404, "game_not_found")
+        add(409, "rules_version_mismatch")
+    if "requestBody" in operation:
+        add(400, "malformed_json")
+        add(413, "payload_too_large")
+        add(415, "unsupported_media_type")
+        add(422, "invalid_body")
+    if any(isinstance(p, dict) and p.get("in") == "query" for p in parameters):
+        add(422, "invalid_query")
+    if any(isinstance(p, str) or p.get("in") == "header" for p in parameters):
+        add(400, "invalid_header")
+    if rate_limited:
+        add(429, "rate_limited")
+    security = operation.get("security", [])
+    if any(security):
+        add(401, "invalid_token")
+        if {} not in security:
+            add(401, "missing_token")
+    for status, names in operation.pop("codes", {}).items():
+        add(int(status), *names)
+    return dict(sorted(codes.items()))
 
 
 def _version() -> str:

@@ -97,8 +97,8 @@ class CreatedGameSchema(Schema):
 
 
 class GameStatusSchema(Schema):
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     finished = fields.Boolean(required=True)
@@ -131,8 +131,8 @@ class GameRowSchema(Schema):
     players = fields.List(fields.String(), required=True)
     version = fields.Integer(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
-    round = fields.Raw(required=True, allow_none=True)
-    phase = fields.Raw(required=True, allow_none=True)
+    round = fields.Integer(required=True, allow_none=True)
+    phase = fields.String(required=True, allow_none=True)
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     created_at = fields.String(required=True)
@@ -225,3 +225,54 @@ class ActionSchema(Schema):
     """Any action of any game: an object with a ``type`` (each game's schemas say the rest)."""
 
     type = fields.String(required=True)
+
+
+# -- webhook deliveries (service.notifications): what a webhook's URL is POSTed -------------
+
+
+class _DeliveryFields(Schema):
+    delivery_id = fields.String(
+        required=True,
+        metadata={"description": "Also the Meeple-Delivery header; the same on every attempt"},
+    )
+    webhook_id = fields.String(required=True)
+    game_id = fields.String(required=True)
+    seq = fields.Integer(required=True, metadata={"description": "The event it is about"})
+
+
+class WebhookEventDeliverySchema(_DeliveryFields):
+    """An event of the log, as the webhook's owner may see it."""
+
+    kind = fields.String(
+        required=True, validate=validate.OneOf(["action", "system", "undone", "redone"])
+    )
+    event = fields.Nested(EventSchema, required=True)
+
+
+class WebhookYourTurnDeliverySchema(_DeliveryFields):
+    """A seat is awaited (the admin's webhooks hear of every seat, a seat's of itself)."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(["your_turn"]))
+    seat = fields.Integer(required=True)
+    status = fields.Nested(GameStatusSchema, required=True)
+
+
+class WebhookGameFinishedDeliverySchema(_DeliveryFields):
+    """The game has ended."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(["game_finished"]))
+    status = fields.Nested(GameStatusSchema, required=True)
+    result = fields.Dict(
+        required=True, metadata={"description": "Scores with their breakdown and the ranking"}
+    )
+
+
+#: Each ``kind`` of delivery and its body (a ``oneOf`` discriminated by ``kind``).
+WEBHOOK_DELIVERIES: dict[str, type[Schema]] = {
+    "action": WebhookEventDeliverySchema,
+    "system": WebhookEventDeliverySchema,
+    "undone": WebhookEventDeliverySchema,
+    "redone": WebhookEventDeliverySchema,
+    "your_turn": WebhookYourTurnDeliverySchema,
+    "game_finished": WebhookGameFinishedDeliverySchema,
+}

@@ -88,6 +88,7 @@ def stream(game_id: str) -> Response:
     ---
     get:
       operationId: streamEvents
+      codes: {429: [too_many_streams]}
       tags: [play]
       summary: Live events (Server-Sent Events)
       description: >
@@ -112,13 +113,19 @@ def stream(game_id: str) -> Response:
           content:
             text/event-stream:
               schema:
-                type: object
-                description: One message of the stream.
-                properties:
-                  id: {type: string, description: The event's seq.}
-                  event: {type: string, description: The event's type.}
-                  data: {type: string, description: The envelope as JSON.}
-                  retry: {type: string}
+                type: string
+                description: >
+                  Server-Sent Events (read them with an SSE client, not as one document):
+                  a first ``retry: <ms>`` message, then one message an event, messages
+                  separated by a blank line, each of ``id: <seq>``, ``event: <the event's
+                  type>`` and ``data: <the event as JSON>`` (an Event, as ``GET
+                  /games/{id}/events`` shows it); lines starting with ``:`` are comments
+                  (heartbeats, and a last one when the server ends the stream).
+              example: |
+                id: 3
+                event: action
+                data: {"game_id": "g1", "seq": 3, "type": "action", "...": "..."}
+
         400: BadRequest
         401: Unauthorized
         429: TooManyRequests

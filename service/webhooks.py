@@ -156,6 +156,9 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
     ---
     post:
       operationId: createWebhook
+      codes:
+        409: [too_many_webhooks]
+        422: [invalid_webhook_url, invalid_webhook_events, webhook_url_forbidden]
       tags: [notifications]
       summary: Register a webhook
       description: >
@@ -186,25 +189,45 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
             application/json:
               schema: WebhookSchema
         401: Unauthorized
-        409:
-          description: >
-            The seat or the game has as many webhooks as it may (``too_many_webhooks``);
-            remove one first.
-          content:
-            application/problem+json:
-              schema:
-                $ref: '#/components/schemas/Problem'
-        422:
-          description: >
-            Schema errors (``invalid_body``, naming the fields); a malformed URL
-            (``invalid_webhook_url``: not http(s), no host, user-info, whitespace or control
-            characters, too long); an unknown event (``invalid_webhook_events``); a host that
-            does not resolve to public addresses only
-            (``webhook_url_forbidden``).
-          content:
-            application/problem+json:
-              schema:
-                $ref: '#/components/schemas/Problem'
+        409: Conflict
+        422: UnprocessableEntity
+      callbacks:
+        delivery:
+          '{$request.body#/url}':
+            post:
+              operationId: receiveWebhookDelivery
+              summary: A delivery, POSTed to the webhook's URL
+              description: >
+                One JSON body per delivery, its ``kind`` in ``Meeple-Event``; every attempt
+                of a delivery sends the same body. Check ``Meeple-Signature`` before trusting
+                it: ``v1`` is the hex HMAC-SHA256, under the webhook's ``secret``, of
+                ``"<t>.<body>"`` (the body's exact bytes); refuse a ``t`` older than a few
+                minutes. A seat's webhook gets events as that seat may see them (a secret
+                withheld: ``redacted: true``).
+              security: []
+              parameters:
+                - {in: header, name: Meeple-Event, required: true,
+                   schema: {type: string, enum: [action, system, undone, redone, your_turn,
+                   game_finished]}}
+                - {in: header, name: Meeple-Delivery, required: true, schema: {type: string},
+                   description: "The delivery's id (delivery_id), the same on every attempt"}
+                - {in: header, name: Meeple-Signature, required: true,
+                   schema: {type: string, pattern: "^t=[0-9]+,v1=[0-9a-f]{64}$"},
+                   description: "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t.body)>"}
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      $ref: '#/components/schemas/WebhookDelivery'
+              responses:
+                2XX:
+                  description: Received; the delivery is done.
+                4XX:
+                  description: >
+                    Refused: like any answer but a 2xx (or none within
+                    ``MEEPLE_WEBHOOK_TIMEOUT``), retried with exponential backoff up to
+                    ``MEEPLE_WEBHOOK_MAX_ATTEMPTS`` attempts.
     """
     game, viewer = _owner_viewer(game_id)
     body = WebhookCreateSchema().load(json_body())
@@ -281,6 +304,7 @@ def delete_webhook(game_id: str, webhook_id: str) -> tuple[str, int]:
     ---
     delete:
       operationId: deleteWebhook
+      codes: {404: [not_found]}
       tags: [notifications]
       summary: Remove a webhook
       security: [{seatToken: []}, {adminKey: []}]

@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from flask.testing import FlaskClient
+from openapi_schema_validator import OAS30Validator
 
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
-from service.notifications import SIGNATURE_HEADER, verify_signature
+from service.notifications import SIGNATURE_HEADER, WEBHOOK_EVENTS, verify_signature
 from tests.api.conftest import bearer, new_game
+from tests.api.test_openapi import OPENAPI_FILE
 
 ADMIN_KEY = "webhook-test-admin-key-0123"
 SECRET = "a-secret-of-at-least-16-chars"
@@ -306,3 +309,39 @@ def test_the_admins_webhook_hears_the_end_of_the_game_with_the_result(
     assert finished["kind"] == "game_finished"
     assert finished["status"]["finished"] is True
     assert [row["seat"] for row in finished["result"]["scores"]] == [0, 1]
+
+
+def test_every_delivery_is_what_openapi_yaml_says_a_webhook_receives(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    spec = yaml.safe_load(OPENAPI_FILE.read_text())
+    callback = spec["paths"]["/games/{game_id}/webhooks"]["post"]["callbacks"]["delivery"]
+    operation = callback["{$request.body#/url}"]["post"]
+    body_schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    headers = {p["name"]: p["schema"] for p in operation["parameters"] if p["in"] == "header"}
+    validator = OAS30Validator({**body_schema, "components": spec["components"]})
+    game = new_game(client, options={"rounds": 1, "turns_per_round": 1})
+    register(client, game, ADMIN_KEY, receiver.url)
+    register(client, game, game["seats"][1]["token"], receiver.url)
+    act(client, game, 0, {"type": "bid", "amount": 0})
+    act(client, game, 1, {"type": "bid", "amount": 0})
+    assert services.jobs.wait_idle(30)
+    for seat in (0, 1):
+        act(client, game, seat, {"type": "draw"})
+    receiver.wait_for(lambda bodies: any(body["kind"] == "game_finished" for body in bodies))
+    assert services.jobs.wait_idle(30)
+    kinds = set()
+    for hit in receiver.received:
+        body = json.loads(hit["body"])
+        errors = [error.message for error in validator.iter_errors(body)]
+        assert errors == [], (body, errors)
+        kinds.add(body["kind"])
+        for name, schema in headers.items():
+            OAS30Validator(schema).validate(hit["headers"][name])
+        assert hit["headers"]["Meeple-Event"] == body["kind"]
+        assert hit["headers"]["Meeple-Delivery"] == body["delivery_id"]
+    assert {"action", "system", "your_turn", "game_finished"} <= kinds
+    mapping = body_schema["$ref"].rsplit("/", 1)[-1]
+    assert set(spec["components"]["schemas"][mapping]["discriminator"]["mapping"]) == set(
+        WEBHOOK_EVENTS
+    )
