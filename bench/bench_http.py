@@ -107,14 +107,15 @@ def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
         cwd=ROOT, env=env,
     )  # fmt: skip
     try:
-        wait_for(lambda: _get(port, "/health") < 500, f"gunicorn {app}")
+        wait_for(lambda: status_of(port, "/health") < 500, f"gunicorn {app}")
         yield port
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
-def _get(port: int, path: str) -> int:
+def status_of(port: int, path: str) -> int:
+    """The status a GET of ``path`` gets from the server on ``port``."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
         connection.request("GET", path)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench.bench_http import ADMIN_KEY, load, plan_games, wait_for
+from bench.bench_http import ADMIN_KEY, load, plan_games, status_of, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 MEEPLE = Path(sys.executable).with_name("meeple")
@@ -65,22 +65,11 @@ def meeple_serve(directory: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: _status(port, "/health") == 200, "meeple serve")
+        wait_for(lambda: status_of(port, "/health") == 200, "meeple serve")
         yield port, process
     finally:
         process.terminate()
         process.wait(timeout=60)
-
-
-def _status(port: int, path: str) -> int:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        response.read()
-        return int(response.status)
-    finally:
-        connection.close()
 
 
 def create_games(port: int, count: int) -> list[str]:

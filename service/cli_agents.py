@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from projections.agents.statistics import mean_interval, wilson
 from projections.agents.tournament import play_game
 from projections.audit import LogFormatError, parse_jsonl
 from projections.fold import ReplayError, fold
-from projections.ruleset import all_rulesets, get_ruleset
+from service.cli_log import fail, seated_ruleset
 
 
 def add_commands(subparsers: Any) -> None:
@@ -51,22 +50,22 @@ def run_analyze(args: argparse.Namespace) -> int:
         envelopes = parse_jsonl(args.file.read_bytes())
         game = fold(envelopes, upto=args.at)
     except OSError as failure:
-        return _fail(f"cannot read {args.file}: {failure.strerror}")
+        return fail(f"cannot read {args.file}: {failure.strerror}")
     except LogFormatError as failure:
-        return _fail(f"line {failure.line}: {failure.reason}")
+        return fail(f"line {failure.line}: {failure.reason}")
     except ReplayError as failure:
-        return _fail(f"seq {failure.seq}: {failure.reason}")
+        return fail(f"seq {failure.seq}: {failure.reason}")
     if args.at < 1 or args.at > len(envelopes):
-        return _fail(f"--at must be 1-{len(envelopes)}", 2)
+        return fail(f"--at must be 1-{len(envelopes)}", 2)
     ruleset, state = game.ruleset, game.state
     if not 0 <= args.seat < len(game.meta["players"]):
-        return _fail(f"--seat must be 0-{len(game.meta['players']) - 1}", 2)
+        return fail(f"--seat must be 0-{len(game.meta['players']) - 1}", 2)
     if not ruleset.legal_actions(state, args.seat):
-        return _fail(f"seat {args.seat} has no decision to make after event {args.at}", 2)
+        return fail(f"seat {args.seat} has no decision to make after event {args.at}", 2)
     try:
         budget = Budget(args.playouts, args.seconds, time.monotonic if args.seconds else None)
     except ValueError as error:
-        return _fail(str(error), 2)
+        return fail(str(error), 2)
     from rich.console import Console
     from rich.progress import Progress
     from rich.table import Table
@@ -102,20 +101,16 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def run_tournament(args: argparse.Namespace) -> int:
-    try:
-        ruleset = get_ruleset(args.ruleset)
-    except KeyError:
-        known = ", ".join(r.id for r in all_rulesets())
-        return _fail(f"unknown ruleset {args.ruleset!r}; known: {known}", 2)
     names = [name.strip() for name in args.agents.split(",") if name.strip()]
-    if not ruleset.min_players <= len(names) <= ruleset.max_players:
-        return _fail(f"{ruleset.title} takes {ruleset.min_players}-{ruleset.max_players} agents", 2)
+    ruleset = seated_ruleset(args.ruleset, len(names), "agents")
+    if isinstance(ruleset, str):
+        return fail(ruleset, 2)
     if args.games < 1 or args.playouts < 1:
-        return _fail("--games and --playouts must be at least 1", 2)
+        return fail("--games and --playouts must be at least 1", 2)
     try:
         agents = [make_agent(name, Budget(iterations=args.playouts)) for name in names]
     except ValueError as error:
-        return _fail(str(error), 2)
+        return fail(str(error), 2)
     from rich.progress import track
 
     wins = [0.0] * len(names)
@@ -152,8 +147,3 @@ def _mean(mean: float, interval: Any) -> str:
     if interval is None:
         return f"{mean:.1f}"
     return f"{mean:.1f} ({interval.low:.1f} to {interval.high:.1f})"
-
-
-def _fail(message: str, code: int = 1) -> int:
-    print(f"meeple: {message}", file=sys.stderr)
-    return code

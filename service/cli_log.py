@@ -18,7 +18,7 @@ from events.envelope import NewEvent
 from events.store import EventStore
 from projections.audit import LogFormatError, audit, jsonl_lines, parse_jsonl, read_log, to_jsonl
 from projections.fold import ReplayError, fold
-from projections.ruleset import all_rulesets, get_ruleset
+from projections.ruleset import Ruleset, all_rulesets, get_ruleset
 from projections.simulate import play_random
 
 DEFAULT_STORE_URL = "sqlite:///var/meeple.db"
@@ -62,22 +62,28 @@ def add_commands(subparsers: Any) -> None:
 # -- simulate ------------------------------------------------------------------------
 
 
-def run_simulate(args: argparse.Namespace) -> int:
+def seated_ruleset(name: str, seats: int, who: str = "players") -> Ruleset | str:
+    """The ruleset called ``name`` if it seats ``seats``, else what is wrong, for ``_fail``."""
     try:
-        ruleset = get_ruleset(args.ruleset)
+        ruleset = get_ruleset(name)
     except KeyError:
         known = ", ".join(r.id for r in all_rulesets())
-        return _fail(f"unknown ruleset {args.ruleset!r}; known: {known}", 2)
-    if not ruleset.min_players <= args.players <= ruleset.max_players:
-        return _fail(
-            f"{ruleset.title} takes {ruleset.min_players}-{ruleset.max_players} players", 2
-        )
+        return f"unknown ruleset {name!r}; known: {known}"
+    if not ruleset.min_players <= seats <= ruleset.max_players:
+        return f"{ruleset.title} takes {ruleset.min_players}-{ruleset.max_players} {who}"
+    return ruleset
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    ruleset = seated_ruleset(args.ruleset, args.players)
+    if isinstance(ruleset, str):
+        return fail(ruleset, 2)
     if args.games < 1:
-        return _fail("--games must be at least 1", 2)
+        return fail("--games must be at least 1", 2)
     try:
         options = _parse_options(args.option)
     except ValueError as error:
-        return _fail(str(error), 2)
+        return fail(str(error), 2)
     players = [f"P{index + 1}" for index in range(args.players)]
     seeds = [args.seed] if args.games == 1 else [f"{args.seed}-{i}" for i in range(args.games)]
     out = args.out.open("wb") if args.out else None
@@ -150,7 +156,7 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         version = store.version(args.game_id)
         if version == 0:
-            return _fail(f"no game {args.game_id!r} in the store")
+            return fail(f"no game {args.game_id!r} in the store")
         # A page of events at a time, as the API streams it: a long log never sits whole
         # in memory.
         lines = jsonl_lines(read_log(store, args.game_id, upto=version))
@@ -171,12 +177,12 @@ def run_import(args: argparse.Namespace) -> int:
         return error
     report = audit(envelopes)
     if not report.ok:
-        return _fail(f"refusing to import an unsound log: seq {report.seq}: {report.reason}")
+        return fail(f"refusing to import an unsound log: seq {report.seq}: {report.reason}")
     game_id = envelopes[0]["game_id"]
     store = _open_store(args.store)
     try:
         if store.version(game_id) != 0:
-            return _fail(f"game {game_id!r} is already in the store")
+            return fail(f"game {game_id!r} is already in the store")
         for envelope in envelopes:
             result = store.append(
                 game_id,
@@ -185,7 +191,7 @@ def run_import(args: argparse.Namespace) -> int:
                 envelope["idempotency_key"],
             )
             if result.envelopes[0]["hash"] != envelope["hash"]:
-                return _fail(f"seq {envelope['seq']}: the stored event's hash differs")
+                return fail(f"seq {envelope['seq']}: the stored event's hash differs")
     finally:
         store.close()
     print(f"imported {game_id}: {len(envelopes)} events")
@@ -202,10 +208,10 @@ def run_replay(args: argparse.Namespace) -> int:
     try:
         game = fold(envelopes, upto=args.at)
     except ReplayError as failure:
-        return _fail(f"seq {failure.seq}: {failure.reason}")
+        return fail(f"seq {failure.seq}: {failure.reason}")
     ruleset = game.ruleset
     if args.seat is not None and not 0 <= args.seat < len(game.meta["players"]):
-        return _fail(f"--seat must be 0-{len(game.meta['players']) - 1}", 2)
+        return fail(f"--seat must be 0-{len(game.meta['players']) - 1}", 2)
     output = {
         "game_id": game.meta["game_id"],
         "ruleset": ruleset.id,
@@ -238,7 +244,7 @@ def _read_log(path: Path) -> tuple[list[dict[str, Any]], int | None]:
     try:
         raw = path.read_bytes()
     except OSError as failure:
-        return [], _fail(f"cannot read {path}: {failure.strerror}")
+        return [], fail(f"cannot read {path}: {failure.strerror}")
     try:
         return parse_jsonl(raw), None
     except LogFormatError as failure:
@@ -246,6 +252,6 @@ def _read_log(path: Path) -> tuple[list[dict[str, Any]], int | None]:
         return [], 1
 
 
-def _fail(message: str, code: int = 1) -> int:
+def fail(message: str, code: int = 1) -> int:
     print(f"meeple: {message}", file=sys.stderr)
     return code

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.__main__ import best_of, report
-from bench.bench_http import ADMIN_KEY, WORKER_CLASS, Plan, free_port, load, wait_for
+from bench.bench_http import ADMIN_KEY, WORKER_CLASS, Plan, free_port, load, status_of, wait_for
 from bench.bench_stores import APPENDS, REPEATS, _append_rate
 from events.sqlite_store import SQLiteEventStore
 from projections.fold import fold, step_action
@@ -116,20 +116,11 @@ def meeple_server(scratch: Path) -> Iterator[int]:
         cwd=scratch, env=env,
     )  # fmt: skip
     try:
-        wait_for(lambda: _health(port), "Meeple Ledger")
+        wait_for(lambda: status_of(port, "/health") == 200, "Meeple Ledger")
         yield port
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-def _health(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("GET", "/health")
-        return connection.getresponse().status == 200
-    finally:
-        connection.close()
 
 
 def tally_plans(port: int, count: int) -> list[Plan]:
