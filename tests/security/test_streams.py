@@ -62,6 +62,19 @@ def open_streams(server: LiveServer, game_id: str, count: int, **request: Any) -
     return [server.open_stream(game_id, **request) for _ in range(count)]
 
 
+def wait_for_a_free_slot(server: LiveServer, game_id: str, failure: str) -> None:
+    """Open (and close) streams until one is let in, for at most ``PATIENCE`` seconds."""
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        again = server.open_stream(game_id)
+        status = again.answer()
+        again.close()
+        if status == 200:
+            return
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.2)
+
+
 def test_many_open_streams_leave_health_and_actions_answering(
     live_server: Callable[..., LiveServer],
 ) -> None:
@@ -119,15 +132,7 @@ def test_a_client_that_vanishes_frees_its_slot_within_seconds(
     assert second.answer() == 429
     second.close()
     first.close()  # the client goes away without a word
-    deadline = time.monotonic() + PATIENCE
-    while True:
-        again = server.open_stream(game["id"])
-        status = again.answer()
-        again.close()
-        if status == 200:
-            break
-        assert time.monotonic() < deadline, "the vanished client's slot was never freed"
-        time.sleep(0.2)
+    wait_for_a_free_slot(server, game["id"], "the vanished client's slot was never freed")
 
 
 def test_a_stream_ends_after_its_lifetime_and_a_reconnection_misses_nothing(
@@ -194,13 +199,5 @@ def test_with_redis_the_caps_hold_across_processes_and_a_crashed_ones_slots_expi
     second.process.kill()  # no goodbye: its slot stays in Redis until its lease runs out
     second.process.wait()
     held[1].close()
-    deadline = time.monotonic() + PATIENCE
-    while True:
-        again = first.open_stream(game["id"])
-        status = again.answer()
-        again.close()
-        if status == 200:
-            break
-        assert time.monotonic() < deadline, "the crashed process's slot never expired"
-        time.sleep(0.2)
+    wait_for_a_free_slot(first, game["id"], "the crashed process's slot never expired")
     held[0].close()
