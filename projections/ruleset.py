@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
+from projections.decisions import describe_list
+
 State = dict[str, Any]
 Action = dict[str, Any]
 
@@ -40,6 +42,9 @@ class Ruleset:
     #: option name -> what it means, its values and default, for a client (``GET /rulesets``);
     #: every game with options describes each of them.
     option_descriptions: ClassVar[dict[str, str]] = {}
+    #: the action types that are free actions or the rulebook's "at any time" actions, which
+    #: ``GET .../legal-actions`` lists apart from the decision the game awaits.
+    free_action_types: ClassVar[frozenset[str]] = frozenset()
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
         """The state before the first action; deterministic given ``rng``."""
@@ -93,6 +98,12 @@ class Ruleset:
         (a card drawn, a plan revealed, a die rolled). Undo never crosses such a step.
         The default is the safe answer: any automatic step reveals."""
         return action.get("seat") is None
+
+    def describe_actions(self, state: State, seat: int) -> dict[str, Any]:
+        """action type -> the description of its parameters as they stand now, for ``seat``
+        (projections/decisions.py). By default derived exactly from ``legal_actions``; a game
+        whose list is huge describes that choice itself."""
+        return describe_list(self.legal_actions(state, seat))
 
     def action_schemas(self) -> dict[str, Any]:
         """action type -> marshmallow Schema class, for request validation and openapi.yaml."""

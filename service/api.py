@@ -15,6 +15,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from marshmallow import Schema, ValidationError
 
+from projections import decisions
 from projections.fold import Game
 from projections.ruleset import all_rulesets
 from service import commands
@@ -26,6 +27,7 @@ from service.schemas import (
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
+    LegalActionsQuerySchema,
 )
 from service.visibility import sealed_until, visible_envelope
 
@@ -33,6 +35,9 @@ bp = Blueprint("api", __name__)
 
 #: Idempotency-Key and If-Match values a client may send (printable, bounded).
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+#: A page of legal actions: by default and at most (``limit``).
+LEGAL_ACTIONS_PAGE = 100
+LEGAL_ACTIONS_MAX_PAGE = 1000
 _VERSION_TAG = re.compile(r'^(?:W/)?"?([0-9]{1,18})"?$')
 
 
@@ -418,18 +423,36 @@ def get_state(game_id: str) -> Response:
 
 @bp.get("/games/<game_id>/legal-actions")
 def get_legal_actions(game_id: str) -> Response:
-    """What the bearer's seat may do now; each action can be posted back verbatim.
+    """What the bearer's seat may do now: the decision described, and its concrete actions,
+    each of which can be posted back verbatim.
     ---
     get:
       operationId: getLegalActions
+      codes:
+        409: [version_conflict]
+        422: [limit_too_large]
       tags: [play]
       summary: The seat's legal actions now
       description: >
+        ``decision`` describes the action types that answer the decision the game awaits
+        from this seat, and ``free_actions`` the free and "at any time" action types,
+        apart: for each type its parameters as they stand now (enums of values, integer
+        ranges, "choose n of these", "split n among these", values that depend on another
+        parameter), so a form or a bot needs no list (docs/api.md, "Decisions").
+        ``actions`` is a page of the complete list (``limit``, default 100, at most 1000;
+        ``next_cursor`` leads on; a cursor of an older version answers 409
+        ``version_conflict``); ``list=false`` leaves the list out.
         Empty for a spectator, for a seat with nothing to do, and while an automatic step
         is pending (``status.awaiting_system`` of the game).
       security: [{}, {seatToken: []}]
       parameters:
         - IfNoneMatch
+        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
+           default: 100}, description: "How many actions of the list this page holds"}
+        - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}\\.[0-9]{1,9}$'},
+           description: "next_cursor of the previous page"}
+        - {in: query, name: list, schema: {type: boolean, default: true},
+           description: "false: only the descriptions, no list"}
       responses:
         200:
           description: The legal actions at this version.
@@ -446,17 +469,46 @@ def get_legal_actions(game_id: str) -> Response:
     """
     game = commands.load_game(services(), game_id)
     viewer = viewer_of(game)
+    body = legal_actions_body(game, viewer.seat)
     unchanged = not_modified(game.version)
     if unchanged is not None:
         return unchanged
-    status = game.ruleset.status(game.state)
-    actions: list[dict[str, Any]] = []
-    if viewer.seat is not None and not status.get("awaiting_system") and not status.get("finished"):
-        actions = game.ruleset.legal_actions(game.state, viewer.seat)
-    response = jsonify({"version": game.version, "seat": viewer.seat, "actions": actions})
+    response = jsonify(body)
     response.headers["ETag"] = etag(game.version)
     response.headers["Vary"] = "Authorization"
     return response
+
+
+def legal_actions_body(game: Game, seat: int | None) -> dict[str, Any]:
+    """The legal-actions answer of ``seat`` (None: a spectator) with the request's ``limit``,
+    ``cursor`` and ``list`` (422 for a bad one, 409 for a cursor of another version)."""
+    query = load_query(LegalActionsQuerySchema())
+    limit = at_most(
+        query.get("limit", LEGAL_ACTIONS_PAGE),
+        LEGAL_ACTIONS_MAX_PAGE,
+        "limit",
+        "limit_too_large",
+        "continue with next_cursor",
+    )
+    start = 0
+    if "cursor" in query:
+        version, start = (int(part) for part in query["cursor"].split("."))
+        if version != game.version:
+            raise ApiError(
+                409,
+                "version_conflict",
+                f"The game has moved on to version {game.version} since this cursor; "
+                "ask for the legal actions again.",
+                current_version=game.version,
+            )
+    found = decisions.answer(game.ruleset, game.state, seat, start, limit, query["listed"])
+    following = found.pop("next_start")
+    return {
+        "version": game.version,
+        "seat": seat,
+        **found,
+        "next_cursor": None if following is None else f"{game.version}.{following}",
+    }
 
 
 @bp.post("/games/<game_id>/actions")

@@ -31,7 +31,15 @@ from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
-from service.api import at_most, etag, json_body, load_action, load_query, version_tags
+from service.api import (
+    at_most,
+    etag,
+    json_body,
+    legal_actions_body,
+    load_action,
+    load_query,
+    version_tags,
+)
 from service.auth import (
     AuthError,
     bearer_token,
@@ -729,10 +737,19 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatLegalActions
-      codes: {404: [not_found], 403: [not_your_seat]}
+      codes: {404: [not_found], 403: [not_your_seat], 409: [version_conflict],
+              422: [limit_too_large]}
       tags: [history]
       summary: A given seat's legal actions now
+      description: The same answer as GET /games/{game_id}/legal-actions, for ``seat``.
       security: [{seatToken: []}, {adminKey: []}]
+      parameters:
+        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
+           default: 100}, description: "How many actions of the list this page holds"}
+        - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}\\.[0-9]{1,9}$'},
+           description: "next_cursor of the previous page"}
+        - {in: query, name: list, schema: {type: boolean, default: true},
+           description: "false: only the descriptions, no list"}
       responses:
         200:
           description: The legal actions at this version.
@@ -744,11 +761,7 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
         409: Conflict
     """
     game, _ = _seat_asker(game_id, seat, acting=False)
-    status = game.ruleset.status(game.state)
-    actions: list[dict[str, Any]] = []
-    if not status.get("awaiting_system") and not status.get("finished"):
-        actions = game.ruleset.legal_actions(game.state, seat)
-    return jsonify({"version": game.version, "seat": seat, "actions": actions})
+    return jsonify(legal_actions_body(game, seat))
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>/actions")

@@ -169,11 +169,108 @@ class StateSchema(Schema):
     state = fields.Dict(required=True, metadata={"description": "The game as this seat sees it"})
 
 
+class _ParamRuleSchema(Schema):
+    """What a parameter (or one case of a dependent one) allows; which members are present
+    depends on ``kind`` (projections/decisions.py, docs/api.md "Decisions")."""
+
+    kind = fields.String(
+        validate=validate.OneOf(["enum", "range", "choose", "split"]),
+        metadata={"description": "Absent in a case: enum"},
+    )
+    values = fields.List(fields.Raw(), metadata={"description": "enum: the allowed values"})
+    omit = fields.Boolean(metadata={"description": "The key may also be left out"})
+    min = fields.Integer(metadata={"description": "range: the least integer"})
+    max = fields.Integer(metadata={"description": "range: the greatest integer"})
+    from_ = fields.List(
+        fields.Raw(), data_key="from", metadata={"description": "choose: the items to pick from"}
+    )
+    count = fields.Integer(metadata={"description": "choose: how many items the list holds"})
+    distinct = fields.Boolean(metadata={"description": "choose: no item twice"})
+    ordered = fields.Boolean(metadata={"description": "choose: another order is another action"})
+    parts = fields.List(
+        fields.String(), metadata={"description": "split: one integer per label, in order"}
+    )
+    min_each = fields.Integer(metadata={"description": "split: the least per part"})
+    max_each = fields.Integer(metadata={"description": "split: the most per part"})
+    total_min = fields.Integer(metadata={"description": "split: the least sum"})
+    total_max = fields.Integer(metadata={"description": "split: the greatest sum"})
+
+
+class ParamCaseSchema(_ParamRuleSchema):
+    when = fields.Dict(
+        required=True,
+        metadata={
+            "description": "The values of the depends_on parameters this case is for; a name "
+            "missing here means the action leaves that key out"
+        },
+    )
+
+
+class ActionParamSchema(_ParamRuleSchema):
+    name = fields.String(required=True, metadata={"description": "The action's key"})
+    depends_on = fields.List(
+        fields.String(),
+        metadata={"description": "Earlier parameters whose values decide this one's (cases)"},
+    )
+    cases = fields.List(fields.Nested(ParamCaseSchema))
+
+
+class ActionTypeDescriptionSchema(Schema):
+    type = fields.String(required=True, metadata={"description": "The action type"})
+    count = fields.Integer(
+        required=True, metadata={"description": "How many concrete actions of the type"}
+    )
+    exact = fields.Boolean(
+        required=True,
+        metadata={"description": "Every action the description allows is legal now"},
+    )
+    params = fields.List(
+        fields.Nested(ActionParamSchema),
+        required=True,
+        metadata={"description": "In order: a parameter depends only on earlier ones"},
+    )
+
+
+class DecisionSchema(Schema):
+    types = fields.List(fields.Nested(ActionTypeDescriptionSchema), required=True)
+
+
+class LegalActionsQuerySchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    # The upper bound is checked by the view (422 limit_too_large).
+    limit = fields.Integer(validate=validate.Range(min=1))
+    cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,18}\.[0-9]{1,9}$"))
+    listed = fields.Boolean(data_key="list", load_default=True)
+
+
 class LegalActionsSchema(Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True, allow_none=True)
+    decision = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": "The decision awaited: the action types that answer it"},
+    )
+    free_actions = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": 'Free and "at any time" action types, apart'},
+    )
     actions = fields.List(
-        fields.Dict(), required=True, metadata={"description": "Each can be posted back verbatim"}
+        fields.Dict(),
+        required=True,
+        metadata={
+            "description": "A page of the complete list (decision and free actions, in the "
+            "game's order); each can be posted back verbatim. Empty with list=false"
+        },
+    )
+    total = fields.Integer(required=True, metadata={"description": "How many legal actions in all"})
+    next_cursor = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The cursor of the next page; null on the last"},
     )
 
 

@@ -59,7 +59,15 @@ def test_legal_actions_are_the_seats_and_empty_for_a_spectator(client: FlaskClie
     assert seat["version"] == 1
     assert {"type": "bid", "amount": 9} in seat["actions"]
     spectator = client.get(f"/games/{game['id']}/legal-actions").json
-    assert spectator == {"version": 1, "seat": None, "actions": []}
+    assert spectator == {
+        "version": 1,
+        "seat": None,
+        "decision": {"types": []},
+        "free_actions": {"types": []},
+        "actions": [],
+        "total": 0,
+        "next_cursor": None,
+    }
 
 
 def test_every_listed_legal_action_can_be_posted_back_verbatim(

@@ -23,7 +23,7 @@ import random
 from itertools import combinations_with_replacement, permutations, product
 from typing import Any
 
-from projections import components
+from projections import components, decisions
 from projections.fold import copy_state
 from projections.games.gutenberg import data, effects, gears, orders, scoring, view
 from projections.games.gutenberg.actions import shape_errors
@@ -74,6 +74,7 @@ class Gutenberg(Ruleset):
     max_players = 4
     rules_version = "2"  # 2: free actions after the last fulfilment and during open choices
     options = {"characters": True}
+    free_action_types = frozenset(FREE_ACTIONS)
 
     # -- setup ("Setup" 1-14) -------------------------------------------------------
 
@@ -189,6 +190,19 @@ class Gutenberg(Ruleset):
         if state["phase"] in ROUND_PHASES:
             actions.extend(_free_options(state, seat))
         return actions
+
+    def describe_actions(self, state: State, seat: int) -> dict[str, Any]:
+        """As the list says, but a plan (787-2,723 of them), Guillard's gears (192) and the
+        starting types described as a split and choices, exactly, without listing them."""
+        choice = None
+        if not state["finished"] and self.system_action(state) is None:
+            choice = _described_choice(state, seat)
+        if choice is None:
+            return super().describe_actions(state, seat)
+        found = {choice["type"]: choice}
+        if state["phase"] in ROUND_PHASES:
+            found.update(decisions.describe_list(_free_options(state, seat)))
+        return found
 
     def status(self, state: State) -> dict[str, Any]:
         system = self.system_action(state)
@@ -1115,6 +1129,41 @@ def _pending_options(state: State, head: dict[str, Any]) -> list[Action]:
         for kept in permutations(head["gears"], keep)
         for rotations in product(range(data.SECTORS_PER_GEAR), repeat=keep)
     ]
+
+
+def _described_choice(state: State, seat: int) -> dict[str, Any] | None:
+    """The description of ``seat``'s choice when it is a plan, Guillard's gears or the
+    starting types (what ``_phase_options``/``_pending_options`` would list), else None."""
+    pending = state["pending"]
+    if pending:
+        head = pending[0]
+        if head["seat"] != seat or head["kind"] != "guillard":
+            return None
+        keep = min(2, len(head["gears"]))
+        rotations = list(range(data.SECTORS_PER_GEAR))
+        return decisions.described(
+            "keep_gears",
+            [
+                decisions.choose("gears", head["gears"], keep, distinct=True, ordered=True),
+                decisions.choose("rotations", rotations, keep, distinct=False, ordered=True),
+            ],
+            decisions.choose_count(len(head["gears"]), keep, distinct=True, ordered=True)
+            * decisions.choose_count(len(rotations), keep, distinct=False, ordered=True),
+        )
+    if state["phase"] not in ("plan", "choose_types") or seat not in _to_act(state):
+        return None
+    if state["phase"] == "choose_types":
+        return decisions.described(
+            "choose_types",
+            [decisions.choose("letters", data.TYPES, 3, distinct=False, ordered=False)],
+            decisions.choose_count(len(data.TYPES), 3, distinct=False, ordered=False),
+        )
+    markers = state["seats"][seat]["markers"]
+    return decisions.described(
+        "submit_plan",
+        [decisions.split("rows", ROWS, (0, MAX_PER_ROW), (0, markers))],
+        len(_plans(markers)),
+    )
 
 
 _HANDLERS: dict[str, Any] = {

@@ -20,6 +20,8 @@ class Impendium(Ruleset):
     min_players = 1
     max_players = 6
     rules_version = "2"
+    #: "at any time": faction abilities (on any player's turn) and galactic diplomacy cards.
+    free_action_types = frozenset(["use_faction_ability", "play_diplomacy"])
     options = {
         "variant": "competitive",
         "fast_galaxies": False,

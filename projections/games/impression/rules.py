@@ -52,6 +52,12 @@ class Impression(Ruleset):
     # any time, Reset moves only standing tradesmen
     rules_version = "3"
     options = {}  # Impression has no options
+    #: "Optional Actions" (before or after the Shop or Reset action) and the pair icon's
+    #: "at any time" pairing.
+    free_action_types = frozenset(
+        {f"signboard_{colour}" for colour in SIGNBOARD_NEEDS}
+        | {"activate_contract", "use_city_disc", "pair_city_tile"}
+    )
 
     # -- setup ------------------------------------------------------------------------
 

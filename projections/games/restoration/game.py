@@ -18,6 +18,8 @@ class Restoration(Ruleset):
     max_players = 4
     rules_version = "2"  # 2: rules review (issue 15): intersections, transfer, order of C and D
     options = {"arrangement": "first_game"}
+    #: "Throughout your turn, you may use Manager cards at any time".
+    free_action_types = frozenset(["play_manager"])
 
     def setup(self, players: list[str], options: dict[str, Any], rng: random.Random) -> State:
         """The table after "Setup the Game" (and "2 Players Setup")."""
