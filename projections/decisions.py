@@ -246,7 +246,12 @@ def _rule_for(param: Param, action: Action) -> dict[str, Any] | None:
 
 
 def _same(first: Any, second: Any) -> bool:
-    return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    """Equal as JSON values (a boolean is not a number)."""
+    if type(first) is not type(second):
+        return False
+    if isinstance(first, list | dict):
+        return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    return bool(first == second)
 
 
 def _value_allowed(rule: dict[str, Any], value: Any) -> bool:
