@@ -18,7 +18,9 @@ them top-down and a sampler draws them in turn. Kinds of parameter:
 - ``choose``: a list of ``count`` items out of ``from``; ``distinct`` (no item twice) and
   ``ordered`` (another order is another action; unordered lists are accepted in any order);
 - ``split``: a list of integers, one per label of ``parts`` (in that order), each from
-  ``min_each`` to ``max_each``, adding up to between ``total_min`` and ``total_max``.
+  ``min_each`` to ``max_each`` (and at most its ``max_per_part`` entry, when given), adding
+  up to between ``total_min`` and ``total_max``; with ``"object": true`` an object of
+  ``part: integer`` instead, leaving out the parts at 0.
 
 An ``enum`` (or a ``case`` of one) with ``"omit": true`` allows leaving the key out. A
 dependent parameter lists ``cases``: ``when`` gives the values of the ``depends_on``
@@ -170,10 +172,18 @@ def choose(name: str, items: Sequence[Any], count: int, distinct: bool, ordered:
     }
 
 
-def split(name: str, parts: Sequence[str], each: tuple[int, int], total: tuple[int, int]) -> Param:
-    """One integer per label of ``parts``, each within ``each``, adding up within ``total``
-    ("split up to 7 markers among these 5 rows")."""
-    return {
+def split(
+    name: str,
+    parts: Sequence[str],
+    each: tuple[int, int],
+    total: tuple[int, int],
+    most: Sequence[int] | None = None,
+    as_object: bool = False,
+) -> Param:
+    """One integer per label of ``parts``, each within ``each`` (and at most its entry of
+    ``most``), adding up within ``total`` ("split up to 7 markers among these 5 rows"); as
+    an object of the parts not at 0 with ``as_object``."""
+    param: Param = {
         "name": name,
         "kind": "split",
         "parts": list(parts),
@@ -182,6 +192,11 @@ def split(name: str, parts: Sequence[str], each: tuple[int, int], total: tuple[i
         "total_min": total[0],
         "total_max": total[1],
     }
+    if most is not None:
+        param["max_per_part"] = list(most)
+    if as_object:
+        param["object"] = True
+    return param
 
 
 def described(kind: str, params: list[Param], count: int, exact: bool = True) -> Description:
@@ -196,16 +211,26 @@ def choose_count(items: int, count: int, distinct: bool, ordered: bool) -> int:
     return items**count if ordered else math.comb(items + count - 1, count)
 
 
-def split_count(parts: int, each: tuple[int, int], total: tuple[int, int]) -> int:
-    """How many lists ``split`` allows (counted by the sums reachable part by part)."""
+def split_count(param: Param) -> int:
+    """How many values a ``split`` allows (counted by the sums reachable part by part)."""
     ways = {0: 1}
-    for _ in range(parts):
+    for low, high in _part_bounds(param):
         following: dict[int, int] = {}
         for reached, number in ways.items():
-            for value in range(each[0], each[1] + 1):
+            for value in range(low, high + 1):
                 following[reached + value] = following.get(reached + value, 0) + number
         ways = following
-    return sum(number for reached, number in ways.items() if total[0] <= reached <= total[1])
+    return sum(
+        number
+        for reached, number in ways.items()
+        if param["total_min"] <= reached <= param["total_max"]
+    )
+
+
+def _part_bounds(rule: dict[str, Any]) -> list[tuple[int, int]]:
+    """Each part's least and greatest integer in a ``split``."""
+    most = rule.get("max_per_part") or [rule["max_each"]] * len(rule["parts"])
+    return [(rule["min_each"], min(rule["max_each"], high)) for high in most]
 
 
 # -- reading descriptions -------------------------------------------------------------------
@@ -263,13 +288,28 @@ def _value_allowed(rule: dict[str, Any], value: Any) -> bool:
     if kind == "choose":
         return _chosen(rule, value)
     if kind == "split":
+        amounts = _split_amounts(rule, value)
         return (
-            isinstance(value, list)
-            and len(value) == len(rule["parts"])
-            and all(_is_int(n) and rule["min_each"] <= n <= rule["max_each"] for n in value)
-            and rule["total_min"] <= sum(value) <= rule["total_max"]
+            amounts is not None
+            and all(
+                _is_int(n) and low <= n <= high
+                for n, (low, high) in zip(amounts, _part_bounds(rule), strict=True)
+            )
+            and rule["total_min"] <= sum(amounts) <= rule["total_max"]
         )
     return False
+
+
+def _split_amounts(rule: dict[str, Any], value: Any) -> list[Any] | None:
+    """A split's value as one amount per part, or None when it has not that shape."""
+    parts = rule["parts"]
+    if not rule.get("object"):
+        return value if isinstance(value, list) and len(value) == len(parts) else None
+    if not isinstance(value, dict) or any(part not in parts for part in value):
+        return None
+    if any(not _is_int(n) or n == 0 for n in value.values()):  # parts at 0 are left out
+        return None
+    return [value.get(part, 0) for part in parts]
 
 
 def _chosen(rule: dict[str, Any], value: Any) -> bool:
@@ -322,20 +362,22 @@ def _draw(rule: dict[str, Any], rng: random.Random) -> Any:
     return _draw_split(rule, rng)
 
 
-def _draw_split(rule: dict[str, Any], rng: random.Random) -> list[int]:
+def _draw_split(rule: dict[str, Any], rng: random.Random) -> Any:
     """A split drawn part by part, each value among those that still reach the total."""
-    parts, low, high = len(rule["parts"]), rule["min_each"], rule["max_each"]
+    bounds = _part_bounds(rule)
     drawn: list[int] = []
-    for index in range(parts):
-        left = parts - index - 1
-        so_far = sum(drawn)
+    for index, (low, high) in enumerate(bounds):
+        rest = bounds[index + 1 :]
+        least = sum(drawn) + sum(lo for lo, _ in rest)
+        most = sum(drawn) + sum(hi for _, hi in rest)
         fitting = [
             value
             for value in range(low, high + 1)
-            if so_far + value + left * low <= rule["total_max"]
-            and so_far + value + left * high >= rule["total_min"]
+            if least + value <= rule["total_max"] and most + value >= rule["total_min"]
         ]
         drawn.append(rng.choice(fitting))
+    if rule.get("object"):
+        return {part: n for part, n in zip(rule["parts"], drawn, strict=True) if n}
     return drawn
 
 

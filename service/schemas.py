@@ -194,6 +194,12 @@ class _ParamRuleSchema(Schema):
     max_each = fields.Integer(metadata={"description": "split: the most per part"})
     total_min = fields.Integer(metadata={"description": "split: the least sum"})
     total_max = fields.Integer(metadata={"description": "split: the greatest sum"})
+    max_per_part = fields.List(
+        fields.Integer(), metadata={"description": "split: each part's own greatest integer"}
+    )
+    object = fields.Boolean(
+        metadata={"description": "split: an object of part: integer, the parts at 0 left out"}
+    )
 
 
 class ParamCaseSchema(_ParamRuleSchema):

@@ -87,7 +87,7 @@ def test_a_split_counts_and_draws_the_plans_gutenberg_lists() -> None:
     for markers in (7, 8, 10):
         param = decisions.split("rows", ROWS, (0, MAX_PER_ROW), (0, markers))
         plans = {tuple(plan) for plan in _plans(markers)}
-        count = decisions.split_count(len(ROWS), (0, MAX_PER_ROW), (0, markers))
+        count = decisions.split_count(param)
         assert count == len(plans)
         described = decisions.described("submit_plan", [param], count)
         rng = random.Random(markers)
@@ -122,3 +122,18 @@ def test_free_action_types_are_split_from_the_decision() -> None:
     decision, free = decisions.split_decision(described, {"buy"})
     assert [d["type"] for d in decision] == ["plan", "pass"]
     assert [d["type"] for d in free] == ["buy"]
+
+
+def test_a_split_with_a_cap_per_part_as_an_object_leaves_out_the_parts_at_zero() -> None:
+    stock = {"ore": 1, "gas": 3, "food": 0}
+    param = decisions.split(
+        "taken", list(stock), (0, 2), (2, 2), most=list(stock.values()), as_object=True
+    )
+    described = decisions.described("take", [param], decisions.split_count(param))
+    expected = [{"ore": 1, "gas": 1}, {"gas": 2}]
+    assert described["count"] == len(expected)
+    assert _everything_allowed(described, random.Random(5)) == {
+        _key({"type": "take", "taken": taken}) for taken in expected
+    }
+    for refused in ({"ore": 2}, {"gas": 2, "food": 0}, {"food": 2}, {"gas": 1}, [1, 1, 0]):
+        assert not decisions.satisfies(described, {"type": "take", "taken": refused}), refused

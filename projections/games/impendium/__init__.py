@@ -69,6 +69,13 @@ class Impendium(Ruleset):
         """Every concrete legal action of ``seat`` now, free ones included."""
         return legal.legal_actions(state, seat)
 
+    def describe_actions(self, state: State, seat: int) -> dict[str, Any]:
+        """As the list says, but the spoils of a battle as a split of the loser's resources."""
+        described = super().describe_actions(state, seat)
+        if "take_spoils" in described:
+            described["take_spoils"] = legal.describe_spoils(state, seat)
+        return described
+
     def status(self, state: State) -> dict[str, Any]:
         """Round, phase, the seats the game waits for, the due automatic step, finished."""
         due = rules.due_system_step(state)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from projections import components
+from projections import components, decisions
 from projections.games.impendium import board as grid
 from projections.games.impendium import effects, rules, turmoil
 from projections.games.impendium import state as query
@@ -83,6 +83,22 @@ def _choices(state: State, pending: dict[str, Any]) -> list[Action]:
     if kind == "take_ruler":
         return [{"type": "take_ruler", "card": card} for card in pending["options"]]
     return [{"type": "keep_diplomacy", "return": card} for card in pending["cards"]]
+
+
+def describe_spoils(state: State, seat: int) -> dict[str, Any]:
+    """``take_spoils`` as a split ("take 3 of the loser's resources"), not its list."""
+    pending = state["pending"][0]
+    total = rules.spoils_due(state, pending)
+    stock = state["seats"][pending["from"]]["resources"]
+    taken = decisions.split(
+        "resources",
+        RESOURCES,
+        (0, total),
+        (total, total),
+        most=[stock[r] for r in RESOURCES],
+        as_object=True,
+    )
+    return decisions.described("take_spoils", [taken], decisions.split_count(taken))
 
 
 def _bounded_splits(total: int, stock: dict[str, int]) -> list[dict[str, int]]:
