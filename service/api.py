@@ -24,6 +24,7 @@ from service.bootstrap import Services
 from service.errors import ApiError
 from service.json_input import MalformedJson
 from service.schemas import (
+    LEGAL_ACTIONS_MAX_PAGE,
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
@@ -35,9 +36,6 @@ bp = Blueprint("api", __name__)
 
 #: Idempotency-Key and If-Match values a client may send (printable, bounded).
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
-#: A page of legal actions: by default and at most (``limit``).
-LEGAL_ACTIONS_PAGE = 100
-LEGAL_ACTIONS_MAX_PAGE = 1000
 _VERSION_TAG = re.compile(r'^(?:W/)?"?([0-9]{1,18})"?$')
 
 
@@ -447,12 +445,9 @@ def get_legal_actions(game_id: str) -> Response:
       security: [{}, {seatToken: []}]
       parameters:
         - IfNoneMatch
-        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
-           default: 100}, description: "How many actions of the list this page holds"}
-        - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}\\.[0-9]{1,9}$'},
-           description: "next_cursor of the previous page"}
-        - {in: query, name: list, schema: {type: boolean, default: true},
-           description: "false: only the descriptions, no list"}
+        - LegalActionsLimit
+        - LegalActionsCursor
+        - LegalActionsList
       responses:
         200:
           description: The legal actions at this version.
@@ -484,7 +479,7 @@ def legal_actions_body(game: Game, seat: int | None) -> dict[str, Any]:
     ``cursor`` and ``list`` (422 for a bad one, 409 for a cursor of another version)."""
     query = load_query(LegalActionsQuerySchema())
     limit = at_most(
-        query.get("limit", LEGAL_ACTIONS_PAGE),
+        query["limit"],
         LEGAL_ACTIONS_MAX_PAGE,
         "limit",
         "limit_too_large",

@@ -744,12 +744,9 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
       description: The same answer as GET /games/{game_id}/legal-actions, for ``seat``.
       security: [{seatToken: []}, {adminKey: []}]
       parameters:
-        - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 1000,
-           default: 100}, description: "How many actions of the list this page holds"}
-        - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}\\.[0-9]{1,9}$'},
-           description: "next_cursor of the previous page"}
-        - {in: query, name: list, schema: {type: boolean, default: true},
-           description: "false: only the descriptions, no list"}
+        - LegalActionsLimit
+        - LegalActionsCursor
+        - LegalActionsList
       responses:
         200:
           description: The legal actions at this version.

@@ -26,7 +26,8 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   token is optional; without it an operation is anonymous (``security: []``). Shared
   headers (``ETag: ETag``, ``Location: Location``, ``Retry-After: RetryAfter``,
   ``Idempotent-Replayed: IdempotentReplayed``) and parameters (``- IfMatch``,
-  ``- IfNoneMatch``, ``- IdempotencyKey``) are named the same way; see ``build_spec``.
+  ``- IfNoneMatch``, ``- IdempotencyKey``, and the legal-actions query ``- LegalActionsLimit``,
+  ``- LegalActionsCursor``, ``- LegalActionsList``) are named the same way; see ``build_spec``.
 
 Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
 by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
@@ -222,6 +223,7 @@ def build_spec(
             "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,200}$"},
         },
     )
+    _legal_actions_parameters(components)
     _action_components(spec, rulesets)
     _delivery_components(spec)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
@@ -307,6 +309,43 @@ def _nullable_refs(node: Any) -> None:
         node["enum"] = [value for value in node["enum"] if value is not None]
     for value in node.values():
         _nullable_refs(value)
+
+
+def _legal_actions_parameters(components: Any) -> None:
+    """``- LegalActionsLimit``, ``- LegalActionsCursor``, ``- LegalActionsList``: the query
+    of both legal-actions operations (docs/api.md, "Decisions")."""
+    components.parameter(
+        "LegalActionsLimit",
+        "query",
+        {
+            "name": "limit",
+            "description": "How many actions of the list this page holds",
+            "schema": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": api_schemas.LEGAL_ACTIONS_MAX_PAGE,
+                "default": api_schemas.LEGAL_ACTIONS_PAGE,
+            },
+        },
+    )
+    components.parameter(
+        "LegalActionsCursor",
+        "query",
+        {
+            "name": "cursor",
+            "description": "next_cursor of the previous page (at the same version)",
+            "schema": {"type": "string", "pattern": api_schemas.LEGAL_ACTIONS_CURSOR},
+        },
+    )
+    components.parameter(
+        "LegalActionsList",
+        "query",
+        {
+            "name": "list",
+            "description": "false: only the descriptions, no list",
+            "schema": {"type": "boolean", "default": True},
+        },
+    )
 
 
 def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:

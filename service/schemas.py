@@ -241,13 +241,20 @@ class DecisionSchema(Schema):
     types = fields.List(fields.Nested(ActionTypeDescriptionSchema), required=True)
 
 
+#: A page of legal actions: by default and at most (``limit``).
+LEGAL_ACTIONS_PAGE = 100
+LEGAL_ACTIONS_MAX_PAGE = 1000
+#: A legal-actions cursor: the version it was made at and the next page's first index.
+LEGAL_ACTIONS_CURSOR = r"^[0-9]{1,18}\.[0-9]{1,9}$"
+
+
 class LegalActionsQuerySchema(Schema):
     class Meta:
         unknown = RAISE
 
     # The upper bound is checked by the view (422 limit_too_large).
-    limit = fields.Integer(validate=validate.Range(min=1))
-    cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,18}\.[0-9]{1,9}$"))
+    limit = fields.Integer(load_default=LEGAL_ACTIONS_PAGE, validate=validate.Range(min=1))
+    cursor = fields.String(validate=validate.Regexp(LEGAL_ACTIONS_CURSOR))
     listed = fields.Boolean(data_key="list", load_default=True)
 
 
