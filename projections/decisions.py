@@ -105,11 +105,9 @@ def _describe_param(
     prefixes = {row[:index] for row in rows}
     extended = len({row[: index + 1] for row in rows})
     for depends in _candidate_dependencies(index):
-        groups: dict[tuple[str, ...], list[str]] = {}
+        groups: dict[tuple[str, ...], dict[str, None]] = {}  # an ordered set per case
         for row in rows:
-            found = groups.setdefault(tuple(row[j] for j in depends), [])
-            if row[index] not in found:
-                found.append(row[index])
+            groups.setdefault(tuple(row[j] for j in depends), {})[row[index]] = None
         allowed = sum(len(groups[tuple(prefix[j] for j in depends)]) for prefix in prefixes)
         if allowed == extended:
             break
@@ -140,9 +138,11 @@ def _candidate_dependencies(index: int) -> list[tuple[int, ...]]:
     return found
 
 
-def _enum(keys: list[str], values: dict[str, Any]) -> dict[str, Any]:
-    described: dict[str, Any] = {"values": [values[key] for key in keys if key != _ABSENT]}
-    if _ABSENT in keys:
+def _enum(keys: Iterable[str], values: dict[str, Any]) -> dict[str, Any]:
+    """The ``values`` (and ``omit``) of encoded values ``keys``."""
+    listed = list(keys)
+    described: dict[str, Any] = {"values": [values[key] for key in listed if key != _ABSENT]}
+    if _ABSENT in listed:
         described["omit"] = True
     return described
 
