@@ -54,6 +54,8 @@ Param = dict[str, Any]
 #: A dependent parameter depends on at most this many earlier ones before it depends on all
 #: of them (which is always exact: the description is then the list as a tree).
 _MAX_DEPENDS = 2
+#: Consecutive integers are described as a ``range`` from this many on.
+_RANGE_FROM = 3
 _ABSENT = "\x00absent"  # the key of an omitted value (no JSON text starts with a NUL)
 
 
@@ -113,7 +115,7 @@ def _describe_param(
             break
     name = names[index]
     if not depends:
-        return {"name": name, "kind": "enum", **_enum(groups[()], values)}
+        return {"name": name, "kind": "enum", **_values_rule(groups[()], values)}
     cases = [
         {
             "when": {
@@ -121,7 +123,7 @@ def _describe_param(
                 for j, key in zip(depends, when, strict=True)
                 if key != _ABSENT
             },
-            **_enum(found, values),
+            **_values_rule(found, values),
         }
         for when, found in groups.items()
     ]
@@ -138,10 +140,16 @@ def _candidate_dependencies(index: int) -> list[tuple[int, ...]]:
     return found
 
 
-def _enum(keys: Iterable[str], values: dict[str, Any]) -> dict[str, Any]:
-    """The ``values`` (and ``omit``) of encoded values ``keys``."""
+def _values_rule(keys: Iterable[str], values: dict[str, Any]) -> dict[str, Any]:
+    """The rule allowing the encoded values ``keys`` (and ``omit`` for an absent key): a
+    ``range`` when they are 3 or more consecutive integers, else their ``values``."""
     listed = list(keys)
-    described: dict[str, Any] = {"values": [values[key] for key in listed if key != _ABSENT]}
+    allowed = [values[key] for key in listed if key != _ABSENT]
+    described: dict[str, Any] = {"values": allowed}
+    if len(allowed) >= _RANGE_FROM and all(_is_int(value) for value in allowed):
+        low, high = min(allowed), max(allowed)
+        if high - low + 1 == len(allowed):
+            described = {"kind": "range", "min": low, "max": high}
     if _ABSENT in listed:
         described["omit"] = True
     return described

@@ -22,17 +22,29 @@ def _everything_allowed(description: dict[str, Any], rng: random.Random) -> set[
 
 
 def test_independent_parameters_are_plain_enums() -> None:
-    listed = [{"type": "go", "a": a, "b": b} for a in (1, 2, 3) for b in ("x", "y")]
+    listed = [{"type": "go", "a": a, "b": b} for a in (1, 2, 5) for b in ("x", "y")]
     described = decisions.describe_list(listed)["go"]
     assert described == {
         "type": "go",
         "count": 6,
         "exact": True,
         "params": [
-            {"name": "a", "kind": "enum", "values": [1, 2, 3]},
+            {"name": "a", "kind": "enum", "values": [1, 2, 5]},
             {"name": "b", "kind": "enum", "values": ["x", "y"]},
         ],
     }
+
+
+def test_three_or_more_consecutive_integers_are_a_range() -> None:
+    listed = [{"type": "take", "set": s, "count": c} for s in (0, 1) for c in range(1, 2 + 2 * s)]
+    described = decisions.describe_list(listed)["take"]
+    assert described["params"][0] == {"name": "set", "kind": "enum", "values": [0, 1]}
+    assert described["params"][1]["cases"] == [
+        {"when": {"set": 0}, "values": [1]},
+        {"when": {"set": 1}, "kind": "range", "min": 1, "max": 3},
+    ]
+    assert not decisions.satisfies(described, {"type": "take", "set": 1, "count": True})
+    assert _everything_allowed(described, random.Random(2)) == {_key(a) for a in listed}
 
 
 def test_a_parameter_whose_values_follow_another_lists_them_per_case() -> None:
