@@ -19,7 +19,7 @@ from projections.simulate import play_random
 
 GAMES_PER_COUNT = 2
 SAMPLES = 3
-#: the types each game describes itself (a split or choices instead of the list's enums),
+#: the types each game describes itself (a split or choices instead of what the list gives),
 #: each of which the playouts must meet
 OWN_DESCRIPTIONS = {
     "gutenberg": {"submit_plan", "keep_gears", "choose_types"},
@@ -45,7 +45,7 @@ def _check_position(
     assert set(described) == set(counts), "the descriptions name the listed types"
     for kind, description in described.items():
         assert description["type"] == kind
-        if any(param["kind"] != "enum" for param in description["params"]):
+        if description != decisions.describe_type(kind, [a for a in listed if a["type"] == kind]):
             own.add(kind)
         assert description["count"] == len(counts[kind]), f"{kind}: count"
     for action in listed:
