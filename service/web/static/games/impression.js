@@ -1,0 +1,622 @@
+// Impression's table (rules/impression.txt): the city of shops, the travel board with its
+// map and order track, the trading board, the orders and contracts, the typesetting table,
+// and each player's workshop. It draws what the view says and names each tile from the
+// game's component tables (ctx.components, GET /rulesets/impression/components); it decides
+// nothing the rules decide.
+import { el, svg, section, seatPanel, kv, scoreTable, words, seatName, seatColor } from "./common.js";
+
+/** The shell links games/impression.css. */
+export const stylesheet = true;
+/** The shell passes GET /rulesets/impression/components as ctx.components. */
+export const components = true;
+
+const LEVELS = ["I", "II", "III", "IV"];
+const GOODS = ["paper", "lead", "ink", "mark", "vp"];
+const GOOD_WORDS = { paper: "paper", lead: "lead", ink: "ink", mark: "mark", vp: "victory point" };
+
+export function render(root, view, ctx) {
+  const game = view.state;
+  const tables = indexTables(ctx.components);
+  root.classList.add("ip");
+  root.append(
+    header(game, ctx),
+    el(
+      "div",
+      { class: "ip-boards" },
+      cityBoard(game, tables, ctx),
+      travelBoard(game, tables, ctx),
+      tradingBoard(game, tables),
+      orderDisplay(game, tables),
+      typesettingTable(game, tables),
+    ),
+    el("div", { class: "ip-seats" }, game.seats.map((mine) => workshop(game, mine, tables, ctx))),
+  );
+  if (game.final_scores) root.append(finalScores(game, ctx));
+}
+
+// -- the component tables, by id ------------------------------------------------------
+
+function indexTables(components) {
+  const c = (components && components.components) || components || {};
+  const byId = (table, key) => {
+    const found = {};
+    for (const item of (c[table] && c[table][key]) || []) found[item.id] = item;
+    return found;
+  };
+  return {
+    known: Boolean(c.shops),
+    shops: byId("shops", "shops"),
+    technologies: byId("technologies", "technologies"),
+    factories: byId("factories", "factories"),
+    orders: byId("orders", "orders"),
+    contracts: byId("contracts", "contracts"),
+    letters: byId("lead_letters", "lead_letters"),
+    trading: byId("trading_tiles", "trading_tiles"),
+    discs: byId("city_discs", "city_discs"),
+    map: c.map || null,
+    board: c.player_board || null,
+    techData: c.technologies || {},
+    orderPrices: (c.orders && c.orders.prices) || [],
+    contractPrices: (c.contracts && c.contracts.prices) || [],
+  };
+}
+
+// -- words: the Iconography, the factories' triggers, the contracts' scoring ----------
+
+function amounts(gain) {
+  return Object.entries(gain || {})
+    .filter(([, n]) => n)
+    .map(([good, n]) => `${n} ${GOOD_WORDS[good] || words(good)}${n === 1 || good === "paper" || good === "lead" || good === "ink" ? "" : "s"}`)
+    .join(", ");
+}
+
+function iconText(effect) {
+  const count = effect.count || 1;
+  switch (effect.icon) {
+    case "gain": return `Gain ${amounts(effect.gain)}`;
+    case "gain_choice": return `Gain ${count} resource${count === 1 ? "" : "s"} of your choice`;
+    case "use_letter": return "Take the resources of one of your lead letters";
+    case "capacity": return "+1 capacity";
+    case "capacity_down": return "-1 capacity";
+    case "workforce": return "+1 workforce";
+    case "workforce_down": return "-1 workforce";
+    case "capacity_gain": return "Gain 1 capacity and the reward it steps onto";
+    case "trade": return effect.keep_tile ? "A free trade action (the tile stays)" : "Trade";
+    case "typeset": return "Typesetting";
+    case "travel": return effect.free ? "Travel without paying money" : "Travel";
+    case "steps": return `${count} step${count === 1 ? "" : "s"} on the map or order track`;
+    case "technology": {
+      const waived = [effect.no_resources ? "resources" : null, effect.no_money ? "money" : null].filter(Boolean);
+      return waived.length ? `Technology without paying ${waived.join(" or ")}` : "Technology";
+    }
+    case "free_technology": return `A level ${effect.level} technology for free`;
+    case "factory": return "Build a factory (discard your next city marker)";
+    case "assistant": return "Place an assistant";
+    case "signboard_action": return "One signboard action of your choice";
+    case "city_tile": return "A city tile of your choice (the director stays)";
+    case "move_down": return `Move a tradesman down to room II${effect.times === 2 ? ", its reward twice" : ""}`;
+    case "discard_letter": return "Discard a lead letter from the typesetting table for its resources";
+    case "advance_order": return effect.free ? "Advance an order 1 stage, no resources" : "Advance an order 1 stage";
+    case "buy": return effect.free ? "Buy an order or contract for no money" : "Buy an order or contract";
+    case "gain_letter": return effect.with_resources ? "Gain a lead letter and its resources" : "Gain a lead letter";
+    case "reposition_letter": return "Reposition one of your lead letters";
+    case "pair": return "Pair city tiles with lead letters";
+    default: return words(effect.icon);
+  }
+}
+
+function effectsText(effects) {
+  const list = (effects || []).map(iconText);
+  return list.length ? list.join("; ") : "nothing";
+}
+
+const TRIGGERS = {
+  reset: "whenever you choose the Reset action",
+  letter_taken: "whenever you take a lead letter into your workshop",
+  workforce_gained: "whenever you gain a workforce",
+  travel: "whenever you perform a travel action",
+  trade: "whenever you perform a trade action",
+  technology: "whenever you perform a technology action",
+  buy_order: "whenever you buy an order",
+  buy_contract: "whenever you buy a contract",
+  reset_discard: "whenever you discard a lead letter during Reset",
+  city_disc_gained: "whenever you gain a city disc",
+  typeset: "whenever you perform a Typesetting action",
+};
+
+function factoryText(factory) {
+  const trigger = factory.trigger || {};
+  let when = TRIGGERS[trigger.on] || words(trigger.on);
+  if (trigger.on === "stage_completed") when = `whenever an order completes stage ${trigger.stage}`;
+  if (trigger.on === "order_completed") when = `whenever you complete an order carrying a ${trigger.signboard} signboard`;
+  if (trigger.discount) return `${trigger.discount} mark less ${when}`;
+  return `${effectsText(factory.bonus)} ${when}`;
+}
+
+function scoringText(scoring) {
+  const per = scoring.per && scoring.per > 1 ? `${scoring.per} ` : "";
+  const plural = scoring.per && scoring.per > 1 ? "s" : "";
+  const things = {
+    per_marks: `${scoring.per} marks held`,
+    technologies_of_level: `${per}technolog${plural ? "ies" : "y"} of level ${scoring.level}`,
+    assistants: "assistant on the city board",
+    signboards: `${scoring.colour} signboard`,
+    city_tiles: `${per}city tile${plural}`,
+    completed_orders: `${per}finished order${plural}`,
+    workforce: `${per}workforce`,
+    factories: "factory",
+    active_contracts: "activated contract",
+    unlocked_slots: "unlocked contract slot",
+    letter: `letter ${scoring.letter} on your composing stick board`,
+    full_columns: "column of lead letters on your composing stick board",
+    full_diagonals: "diagonal line of lead letters on your composing stick board",
+  };
+  return `${scoring.points} VP per ${things[scoring.kind] || words(scoring.kind)}`;
+}
+
+function greenText(points) {
+  const kinds = {
+    half_capacity: "half your capacity (rounded down)",
+    assistants: "your assistants on the city board",
+    workforce: "your workforce",
+    technologies_of_level: `your level ${points.level} technologies`,
+    letter: `your ${points.letter} letters on your composing sticks`,
+  };
+  return `Victory points: ${kinds[points.kind] || words(points.kind)}`;
+}
+
+function techText(tile) {
+  if (!tile) return "";
+  return tile.colour === "green" ? greenText(tile.victory_points || {}) : effectsText(tile.action);
+}
+
+// -- tiles ------------------------------------------------------------------------------
+
+function tile(kind, title, lines, extraClass) {
+  return el(
+    "div",
+    { class: ["ip-tile", `ip-${kind}`, extraClass] },
+    el("div", { class: "ip-tile-title", text: title }),
+    lines.filter(Boolean).map((line) => el("div", { class: "ip-tile-line", text: line })),
+  );
+}
+
+function techTile(id, tables, extraClass) {
+  const tech = tables.technologies[id];
+  if (!tech) return tile("tech", `Technology ${id}`, [], extraClass);
+  const kind = tech.colour === "green" ? "Instant (green)" : "Chain (blue)";
+  return tile(`tech-${tech.colour}`, `Technology ${id}`, [`Level ${tech.level} · ${kind}`, techText(tech)], extraClass);
+}
+
+function factoryTile(id, tables, extraClass) {
+  const factory = tables.factories[id];
+  if (!factory) return tile("factory", `Factory ${id}`, [], extraClass);
+  return tile("factory", `Factory ${id}`, [`Level ${factory.level}`, factoryText(factory)], extraClass);
+}
+
+function stageCost(cost) {
+  const text = amounts(cost);
+  return text || "no resources";
+}
+
+function orderTile(id, tables, extraClass, note) {
+  const order = tables.orders[id];
+  if (!order) return tile("order", `Order ${id}`, [note], extraClass);
+  return tile(
+    "order",
+    `Order ${id}`,
+    [
+      `Type ${order.level} · ${order.vp} VP`,
+      order.signboard ? `${words(order.signboard)} signboard` : "No signboard",
+      `Stages: ${order.stage_costs.map((cost, i) => `${i + 1}: ${stageCost(cost)}`).join(" · ")}`,
+      note,
+    ],
+    [extraClass, order.signboard ? `ip-sign-${order.signboard}` : null],
+  );
+}
+
+function contractTile(id, tables, extraClass, note) {
+  const contract = tables.contracts[id];
+  return tile("contract", `Contract ${id}`, [contract ? scoringText(contract.scoring) : null, note], extraClass);
+}
+
+function letterText(id, tables) {
+  const letter = tables.letters[id];
+  return letter ? `${letter.letter} (${amounts(letter.gain)})` : id;
+}
+
+function letterTile(id, tables, extraClass) {
+  const letter = tables.letters[id];
+  return el(
+    "div",
+    { class: ["ip-letter", extraClass], title: `Lead letter ${id}` },
+    el("span", { class: "ip-letter-face", text: letter ? letter.letter : "?" }),
+    el("span", { class: "ip-letter-gain", text: letter ? amounts(letter.gain) : id }),
+  );
+}
+
+function discText(id, tables) {
+  const disc = tables.discs[id];
+  if (!disc) return `City disc ${id}`;
+  const reward = disc.signboard ? `${words(disc.signboard)} signboard` : effectsText(disc.reward);
+  return `${disc.letter}: ${reward}`;
+}
+
+function pawn(seat, ctx, label, extraClass) {
+  return el("span", { class: ["ip-pawn", seatColor(seat), extraClass], title: label, aria: { label } }, seatName(ctx, seat).slice(0, 1));
+}
+
+// -- the header: round, phase, player order ------------------------------------------
+
+const PHASES = {
+  placement: "Placing the tradesmen",
+  action: "Action phase",
+  buying: "Order and contract phase",
+  production: "Production phase",
+  final_optionals: "Game end: last optional actions",
+  finished: "Game over",
+};
+
+function header(game, ctx) {
+  const status = ctx.status || {};
+  const waiting = (status.to_act || []).map((seat) => seatName(ctx, seat)).join(", ");
+  return el(
+    "div",
+    { class: "ip-header", data: { part: "round" } },
+    kv([
+      ["Round", game.round],
+      ["Phase", PHASES[game.phase] || words(game.phase)],
+      ["Action round", game.phase === "action" && game.turn ? `${game.turn.pass} of 2` : undefined],
+      ["Player order", (game.order || []).map((seat, i) => `${i + 1}. ${seatName(ctx, seat)}`).join("  ")],
+      ["Waiting for", waiting || (status.awaiting_system ? `automatic step: ${words(status.awaiting_system)}` : "nobody")],
+    ]),
+  );
+}
+
+// -- the city board: shops, rooms, tradesmen, assistants -----------------------------
+
+function cityBoard(game, tables, ctx) {
+  const inPlay = new Set(game.shops);
+  const here = {};
+  game.seats.forEach((mine, seat) =>
+    mine.tradesmen.forEach((man) => {
+      if (man.shop) (here[`${man.shop}/${man.room}`] ||= []).push({ seat, man });
+    }),
+  );
+  const shops = Object.values(tables.shops);
+  const grid = el("div", { class: "ip-city", role: "list" });
+  const place = (node, row, col) => {
+    node.style.gridRow = String(row + 1);
+    node.style.gridColumn = String(col + 1);
+    grid.appendChild(node);
+  };
+  const shopList = shops.length ? shops : game.shops.map((id, i) => ({ id, name: id, row: Math.floor(i / 4), col: i % 4 }));
+  for (const shop of shopList) {
+    if (!inPlay.has(shop.id)) continue;
+    const room = (name, effects) =>
+      el(
+        "div",
+        { class: "ip-room" },
+        el("span", { class: "ip-room-name", text: `Room ${name}` }),
+        el("span", { class: "ip-room-action", text: effects ? effectsText(effects) : "" }),
+        el("span", { class: "ip-room-men" },
+          (here[`${shop.id}/${name}`] || []).map(({ seat, man }) =>
+            pawn(seat, ctx, `${seatName(ctx, seat)}'s tradesman, ${man.upright ? "upright" : "lying down"}`, man.upright ? "ip-upright" : "ip-lying"))),
+      );
+    place(
+      el("div", { class: "ip-shop", role: "listitem", data: { shop: shop.id } },
+        el("div", { class: "ip-shop-name", text: shop.name }),
+        room("I", shop.room_I),
+        room("II", shop.room_II)),
+      shop.row * 2,
+      shop.col * 2,
+    );
+  }
+  for (const name of game.street_names || []) {
+    const [a, b] = name.split("-").map((id) => tables.shops[id]);
+    if (!a || !b) continue;
+    const street = game.streets[name];
+    const node = el("div", { class: ["ip-street", a.row === b.row ? "ip-street-v" : "ip-street-h"], data: { street: name } },
+      street
+        ? el("span", { class: ["ip-assistant", seatColor(street.owner)], title: `${seatName(ctx, street.owner)}'s assistant: ${words(street.reward)}` }, `${seatName(ctx, street.owner).slice(0, 1)} · ${words(street.reward)}`)
+        : null);
+    place(node, a.row + b.row, a.col + b.col);
+  }
+  return section("City", el("p", { class: "muted", text: "Shops with their rooms; upright tradesmen stand, lying ones have acted; assistants stand in the streets." }), grid);
+}
+
+// -- the travel board: the map, city discs, markers, agents, order track -------------
+
+function mapLayout(map) {
+  const cities = map.cities.map((c) => c.id);
+  const neighbours = Object.fromEntries(cities.map((c) => [c, []]));
+  for (const road of map.roads) {
+    neighbours[road.a].push(road.b);
+    neighbours[road.b].push(road.a);
+  }
+  // Rings around the start city by distance; each ring ordered by its parents' angles.
+  const depth = { [map.start_city]: 0 };
+  const rings = [[map.start_city]];
+  const angle = { [map.start_city]: 0 };
+  while (true) {
+    const next = [];
+    for (const city of rings[rings.length - 1]) {
+      for (const other of neighbours[city]) {
+        if (depth[other] === undefined) {
+          depth[other] = rings.length;
+          next.push(other);
+        }
+      }
+    }
+    if (!next.length) break;
+    const parentAngle = (city) => {
+      const parents = neighbours[city].filter((o) => depth[o] === depth[city] - 1);
+      return parents.reduce((sum, p) => sum + angle[p], 0) / Math.max(1, parents.length);
+    };
+    if (rings.length > 1) next.sort((x, y) => parentAngle(x) - parentAngle(y));
+    next.forEach((city, i) => (angle[city] = (i / next.length) * 2 * Math.PI + (rings.length > 1 ? 0.25 : 0)));
+    rings.push(next);
+  }
+  const at = {};
+  for (const city of cities) {
+    const r = (depth[city] || 0) * 125;
+    at[city] = { x: 330 + r * Math.cos(angle[city] || 0), y: 300 + r * Math.sin(angle[city] || 0) };
+  }
+  map.roads.forEach((road, index) => {
+    for (let k = 1; k <= road.coins; k++) {
+      const t = k / (road.coins + 1);
+      at[`coin${index + 1}.${k}`] = {
+        x: at[road.a].x + (at[road.b].x - at[road.a].x) * t,
+        y: at[road.a].y + (at[road.b].y - at[road.a].y) * t,
+      };
+    }
+  });
+  return at;
+}
+
+function travelBoard(game, tables, ctx) {
+  const parts = [];
+  if (tables.map) {
+    const at = mapLayout(tables.map);
+    const drawing = [];
+    for (const road of tables.map.roads) {
+      drawing.push(svg("line", { x1: at[road.a].x, y1: at[road.a].y, x2: at[road.b].x, y2: at[road.b].y, class: "ip-road" }));
+    }
+    for (const [node, p] of Object.entries(at)) {
+      if (node.startsWith("coin")) drawing.push(svg("circle", { cx: p.x, cy: p.y, r: 7, class: "ip-coin" }, svg("title", {}, "a coin space on the road")));
+    }
+    for (const city of tables.map.cities) {
+      const p = at[city.id];
+      const disc = game.map_discs[city.id];
+      const markers = game.city_markers[city.id] || [];
+      drawing.push(
+        svg("g", { class: ["ip-city-node", city.grey ? "ip-grey" : "ip-start"], data: { city: city.id } },
+          svg("rect", { x: p.x - 46, y: p.y - 16, width: 92, height: 32, rx: 8 }),
+          svg("text", { x: p.x, y: p.y - 2, "text-anchor": "middle", class: "ip-city-name" }, city.id),
+          svg("text", { x: p.x, y: p.y + 11, "text-anchor": "middle", class: "ip-city-disc" },
+            disc ? `disc ${discText(disc, tables)}` : city.grey ? "disc taken" : "start"),
+          markers.map((seat, i) => svg("rect", { x: p.x - 44 + i * 12, y: p.y + 18, width: 10, height: 10, class: ["ip-marker", seatColor(seat)] },
+            svg("title", {}, `${seatName(ctx, seat)}'s city marker`)))),
+      );
+    }
+    const bySpot = {};
+    game.agents.forEach((spot, seat) => (bySpot[spot] ||= []).push(seat));
+    for (const [spot, seats] of Object.entries(bySpot)) {
+      const p = at[spot];
+      if (!p) continue;
+      seats.forEach((seat, i) =>
+        drawing.push(svg("circle", { cx: p.x - 30 + i * 14, cy: p.y - 24, r: 7, class: ["ip-agent", seatColor(seat)] },
+          svg("title", {}, `${seatName(ctx, seat)}'s agent`))));
+    }
+    const where = game.agents.map((spot, seat) => `${seatName(ctx, seat)}'s agent at ${spot.startsWith("coin") ? "a coin space" : spot}`).join("; ");
+    const xs = Object.values(at).map((p) => p.x);
+    const ys = Object.values(at).map((p) => p.y);
+    const box = [Math.min(...xs) - 60, Math.min(...ys) - 40, Math.max(...xs) - Math.min(...xs) + 120, Math.max(...ys) - Math.min(...ys) + 80];
+    parts.push(svg("svg", { viewBox: box.join(" "), class: "ip-map", label: `Travel map. ${where}` }, drawing));
+  }
+  const sections = (tables.map && tables.map.order_track_sections) || 4;
+  const track = el("ol", { class: "ip-order-track", aria: { label: "Order track" } });
+  for (let s = 0; s < sections; s++) {
+    const seats = game.track.map((t, seat) => ({ ...t, seat })).filter((t) => t.section === s).sort((a, b) => a.arrival - b.arrival);
+    track.appendChild(el("li", { class: "ip-track-section" }, el("span", { class: "ip-track-name", text: `Section ${s + 1}` }),
+      seats.map((t) => el("span", { class: ["ip-agent-token", seatColor(t.seat)], text: seatName(ctx, t.seat) }))));
+  }
+  const factories = el("div", { class: "ip-row" },
+    LEVELS.map((level) => {
+      const pile = game.factories[level];
+      return el("div", { class: "ip-pile" },
+        pile.top ? factoryTile(pile.top, tables) : el("div", { class: "ip-empty", text: "empty" }),
+        el("div", { class: "ip-pile-label", text: `Level ${level} factories: ${pile.draw_pile} in the pile` }));
+    }));
+  const directors = el("p", { class: "ip-note", text: `City discs left in the box: ${game.boxed_discs}` });
+  return section("Travel board", parts, el("h4", { text: "Order track" }), track, el("h4", { text: "Factories (face up)" }), factories, directors);
+}
+
+// -- the trading board: technologies and trading tiles --------------------------------
+
+function tradingBoard(game, tables) {
+  const costs = tables.techData.row_costs || [];
+  const marks = tables.techData.column_marks || {};
+  const grid = el("div", { class: "ip-tech-grid" });
+  grid.appendChild(el("div", { class: "ip-tech-corner", text: "Row cost \\ column" }));
+  for (const level of LEVELS) {
+    grid.appendChild(el("div", { class: "ip-tech-head", text: `Level ${level}${marks[level] !== undefined ? ` · ${marks[level]} mark${marks[level] === 1 ? "" : "s"}` : ""}` }));
+  }
+  const rows = Math.max(...LEVELS.map((level) => game.tech[level].display.length));
+  for (let row = 0; row < rows; row++) {
+    grid.appendChild(el("div", { class: "ip-tech-rowcost", text: costs[row] ? amounts(costs[row]) : "" }));
+    for (const level of LEVELS) {
+      const id = game.tech[level].display[row];
+      grid.appendChild(id ? techTile(id, tables) : el("div", { class: "ip-empty", text: "empty" }));
+    }
+  }
+  grid.appendChild(el("div", { class: "ip-tech-rowcost", text: "Draw piles" }));
+  for (const level of LEVELS) grid.appendChild(el("div", { class: "ip-pile-label", text: `${game.tech[level].draw_pile} face down` }));
+  const trades = el("div", { class: "ip-row" },
+    game.trading.display.map((id) => {
+      const t = tables.trading[id];
+      if (!t) return tile("trade", `Trading tile ${id}`, []);
+      return tile("trade", `Trading tile ${id}`, [
+        `Give ${amounts(t.give)} ${t.two_way ? "⇄" : "→"} take ${amounts(t.take)}`,
+        t.two_way ? "Both ways" : "One way",
+        `Up to ${t.repeats} time${t.repeats === 1 ? "" : "s"}`,
+      ]);
+    }),
+    el("div", { class: "ip-pile-label", text: `Trading tiles: ${game.trading.draw_pile} in the pile, ${game.trading.discard_pile.length} discarded` }));
+  return section("Trading board", el("h4", { text: "Technologies" }), grid, el("h4", { text: "Trading tiles" }), trades);
+}
+
+// -- orders and contracts next to the order track -------------------------------------
+
+function orderDisplay(game, tables) {
+  const price = (prices, i) => (prices[i] !== undefined ? `Position ${i + 1}: ${prices[i]} mark${prices[i] === 1 ? "" : "s"}` : `Position ${i + 1}`);
+  const orders = el("div", { class: "ip-row" }, game.orders.display.map((id, i) =>
+    id ? orderTile(id, tables, null, price(tables.orderPrices, i)) : el("div", { class: "ip-empty", text: `${price(tables.orderPrices, i)}: empty` })));
+  const contracts = el("div", { class: "ip-row" }, game.contracts.display.map((id, i) =>
+    id ? contractTile(id, tables, null, price(tables.contractPrices, i)) : el("div", { class: "ip-empty", text: `${price(tables.contractPrices, i)}: empty` })));
+  const piles = LEVELS.map((level) => `type ${level}: ${game.orders.piles[level]}`).join(", ");
+  return section(
+    "Orders and contracts",
+    el("h4", { text: "Orders" }), orders,
+    el("p", { class: "ip-pile-label", text: `Order piles ${piles}; ${game.orders.discard_pile.length} discarded` }),
+    el("h4", { text: "Contracts" }), contracts,
+    el("p", { class: "ip-pile-label", text: `Contract pile: ${game.contracts.draw_pile}; ${game.contracts.discard_pile.length} discarded` }),
+  );
+}
+
+// -- the typesetting table: lead letters and the supply -------------------------------
+
+function typesettingTable(game, tables) {
+  const letters = game.letters;
+  return section(
+    "Typesetting table",
+    el("div", { class: "ip-row" },
+      letters.desk.map((id, i) => (id ? letterTile(id, tables) : el("div", { class: "ip-empty", text: `Space ${i + 1}: empty` }))),
+      el("div", { class: "ip-pile" },
+        el("div", { class: "ip-letter ip-letter-back", text: letters.top_back || "–" }),
+        el("div", { class: "ip-pile-label", text: `Lead letters: ${letters.draw_pile} face down${letters.top_back ? `, the top shows ${letters.top_back}` : ""}` })),
+      el("div", { class: "ip-pile-label", text: `Discarded letters: ${letters.discard_pile.length}` })),
+  );
+}
+
+// -- a player's workshop ------------------------------------------------------------
+
+function workshopTree(mine, tables) {
+  const spaces = (tables.board && tables.board.workshop) || Object.keys(mine.workshop).map((id) => ({ id, level: "", parent: null, action: [] }));
+  const children = {};
+  for (const space of spaces) (children[space.parent || ""] ||= []).push(space);
+  const rows = [];
+  const walk = (space, row) => {
+    rows[row] ||= [];
+    rows[row][LEVELS.indexOf(space.level)] = space;
+    (children[space.id] || []).forEach((child, i) => walk(child, i === 0 ? row : rows.length));
+  };
+  (children[""] || []).forEach((root) => walk(root, rows.length));
+  const grid = el("div", { class: "ip-tree" });
+  for (const row of rows) {
+    for (let col = 0; col < LEVELS.length; col++) {
+      const space = row[col];
+      if (!space) {
+        grid.appendChild(el("div", { class: "ip-tree-gap" }));
+        continue;
+      }
+      const placed = mine.workshop[space.id] || {};
+      const shown = (piece, face) => {
+        if (!piece) return null;
+        const node = piece.kind === "factory" ? factoryTile(piece.id, tables, `ip-${face}`) : techTile(piece.id, tables, `ip-${face}`);
+        node.prepend(el("span", { class: "ip-face", text: face === "up" ? "face up" : "face down" }));
+        return node;
+      };
+      grid.appendChild(
+        el("div", { class: ["ip-space", placed.up || placed.down ? "ip-covered" : null], data: { space: space.id } },
+          el("div", { class: "ip-space-head", text: `${space.id} · level ${space.level}` }),
+          el("div", { class: "ip-space-action", text: effectsText(space.action) }),
+          shown(placed.down, "down"),
+          shown(placed.up, "up")),
+      );
+    }
+  }
+  return grid;
+}
+
+function stickBoard(mine, tables) {
+  const sticks = (tables.board && tables.board.composing_sticks) || [];
+  const grid = el("div", { class: "ip-sticks" });
+  mine.board.forEach((cell, index) => {
+    const printed = sticks[Math.floor(index / 3)] ? sticks[Math.floor(index / 3)][index % 3] : null;
+    grid.appendChild(
+      el("div", { class: ["ip-stick-cell", cell ? "ip-filled" : null], data: { cell: index } },
+        el("span", { class: "ip-stick-letter", text: printed ? printed.letter : "" }),
+        el("span", { class: "ip-stick-bonus", text: printed ? effectsText(printed.bonus) : "" }),
+        cell ? letterTile(cell.letter, tables, "ip-on-stick") : null,
+        cell && cell.paired ? el("span", { class: "ip-paired", text: `paired with city tile ${discText(cell.paired, tables)}` }) : null),
+    );
+  });
+  return grid;
+}
+
+function contractSlots(mine, tables) {
+  const printed = (tables.board && tables.board.contract_slots) || [];
+  return el("ol", { class: "ip-slots" },
+    mine.slots.map((slot, i) => {
+      const info = printed[i];
+      const formation = info ? `letters at ${info.formation.map(([r, c]) => `${r + 1}/${c + 1}`).join(", ")}` : "";
+      const under = slot.contract && mine.letters_under[slot.contract];
+      return el("li", { class: ["ip-slot", slot.active ? "ip-open" : "ip-locked"] },
+        el("span", { text: `Slot ${i + 1}: ${slot.active ? "unlocked" : "locked"}${formation ? ` (${formation})` : ""}${info ? `, covers ${effectsText(info.bonus)}` : ""}` }),
+        slot.contract ? contractTile(slot.contract, tables, "ip-active", under ? `Lead letter ${letterText(under, tables)} under it: scores double` : null) : null);
+    }));
+}
+
+function workshop(game, mine, tables, ctx) {
+  const seat = mine.seat;
+  const inSlots = new Set(mine.slots.map((slot) => slot.contract).filter(Boolean));
+  const director = tables.board && tables.board.director ? tables.board.director[mine.director] : null;
+  const score = game.final_scores ? game.final_scores.find((s) => s.seat === seat) : null;
+  const pending = (game.pending && game.pending[seat]) || [];
+  return seatPanel(
+    ctx,
+    seat,
+    el("p", { class: "ip-score", data: { score: score ? score.total : mine.vp } },
+      score ? `Final score: ${score.total} VP` : `Victory points: ${mine.vp}`),
+    kv([
+      ["Marks", mine.marks],
+      ["Paper", mine.paper],
+      ["Lead", mine.lead],
+      ["Ink", mine.ink],
+      ["Workforce", mine.workforce],
+      ["Capacity", mine.capacity],
+      ["Assistants in the workshop", mine.assistants],
+      ["City markers left", mine.city_markers],
+      ["Director", director ? `space ${mine.director + 1} (${director.points} VP at the end)` : `space ${mine.director + 1}`],
+    ]),
+    pending.length ? el("p", { class: "ip-pending", text: `Waiting to resolve: ${pending.map(iconText).join("; ")}` }) : null,
+    el("h4", { text: "Tradesmen" }),
+    el("p", { text: mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") }),
+    el("h4", { text: "Workshop" }),
+    workshopTree(mine, tables),
+    el("h4", { text: "Composing stick board" }),
+    stickBoard(mine, tables),
+    el("div", { class: "ip-row" },
+      mine.stacks.map((stack, i) =>
+        el("div", { class: "ip-stack" },
+          el("div", { class: "ip-pile-label", text: `Letter stack ${i + 1} (${stack.length})` }),
+          stack.length ? stack.slice().reverse().map((id, j) => letterTile(id, tables, j === 0 ? "ip-top" : null)) : el("span", { class: "muted", text: "empty" })))),
+    el("h4", { text: "Contracts" }),
+    contractSlots(mine, tables),
+    el("div", { class: "ip-row" },
+      mine.contracts.filter((id) => !inSlots.has(id)).map((id) => contractTile(id, tables, "ip-held", "not activated"))),
+    el("h4", { text: "Orders" }),
+    el("div", { class: "ip-row" },
+      mine.orders_waiting.map((id) => orderTile(id, tables, "ip-waiting", "Waiting next to the workshop")),
+      mine.line.map((id, i) => (id ? orderTile(id, tables, "ip-in-line", `In production, stage ${i + 1}`) : el("div", { class: "ip-empty", text: `Stage ${i + 1}: empty` })))),
+    mine.completed.length ? el("p", { text: `Completed orders: ${mine.completed.join(", ")}` }) : null,
+    el("p", { text: `Signboards: ${mine.signboards.length ? mine.signboards.map((s) => `${s.colour}${s.used ? " (used)" : ""}`).join(", ") : "none"}` }),
+    el("p", { text: `City tiles: ${mine.discs.length ? mine.discs.map((d) => `${discText(d.id, tables)}${d.used ? " (used)" : ""}`).join("; ") : "none"}` }),
+  );
+}
+
+function finalScores(game, ctx) {
+  const order = [...game.final_scores].sort((a, b) => b.total - a.total);
+  return section("Final scoring", scoreTable(ctx, order.map((s) => ({ seat: s.seat, total: s.total, parts: s.breakdown }))));
+}

@@ -1,0 +1,322 @@
+"""The Impression and Impendium tables drawn in a real browser (issue 14).
+
+Chromium (Debian's, launched by its path; Playwright never downloads a browser) opens a
+small test page that imports the game's renderer from service/web/static/games/, fetches
+the game's components from the real API (GET /rulesets/{id}/components, answered by the
+app's test client) as the web app's shell does, and draws views of random games played
+in-process with the rulesets: at the start, the middle and the end, for a seat and for a
+spectator. The tests check what a player would look for (a panel per seat with that seat's
+score, the shops and cards by name, a seat's secrets only in its own view) and write
+screenshots of each table to var/screenshots/ (git-ignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from flask.testing import FlaskClient
+from playwright.sync_api import Browser, Page, Route, sync_playwright
+
+from projections.fold import Game
+from projections.ruleset import get_ruleset
+from projections.simulate import play_random
+from service.app import create_app
+from service.bootstrap import Services, bootstrap
+from service.config import load_config
+
+
+ROOT = Path(__file__).resolve().parents[2]
+GAMES = ROOT / "service" / "web" / "static" / "games"
+SCREENSHOTS = ROOT / "var" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ORIGIN = "http://meeple.test"
+
+#: Stand-ins for the classes the shell's stylesheet gives every renderer (seat colours,
+#: chips, badges), so the screenshots look like a table; the shell's own sheet replaces it.
+SHELL_CSS = """
+body { font: 14px/1.35 system-ui, sans-serif; margin: 12px; background: #fbfaf7; color: #1d1d1d; }
+h3 { margin: 4px 0 6px; } h4 { margin: 10px 0 4px; font-size: 13px; }
+.muted { color: #555; } .badge { font-size: 11px; padding: 1px 6px; border-radius: 8px;
+  background: #ddd; margin-left: 6px; }
+.badge-to-act { background: #ffe08a; } .badge-you { background: #c8e6ff; }
+.seat-area { border: 3px solid #999; border-radius: 8px; padding: 8px; background: #fff; }
+.seat-area.to-act { box-shadow: 0 0 0 3px #ffe08a; }
+.seat-0 { --seat: #1f5fbf; border-color: #1f5fbf; fill: #1f5fbf; }
+.seat-1 { --seat: #2e7d32; border-color: #2e7d32; fill: #2e7d32; }
+.seat-2 { --seat: #7b3fa0; border-color: #7b3fa0; fill: #7b3fa0; }
+.seat-3 { --seat: #c79100; border-color: #c79100; fill: #c79100; }
+.seat-4 { --seat: #b23b3b; border-color: #b23b3b; fill: #b23b3b; }
+.seat-dot { display: inline-block; width: 12px; height: 12px; border-radius: 6px;
+  background: var(--seat); margin-right: 6px; }
+.kv { display: grid; grid-template-columns: max-content 1fr; gap: 1px 10px; margin: 4px 0; }
+.kv dt { font-weight: 600; } .kv dd { margin: 0; }
+.part { margin-bottom: 10px; }
+.score-table { border-collapse: collapse; } .score-table td, .score-table th {
+  border: 1px solid #ccc; padding: 2px 6px; }
+"""
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{ruleset} table</title>
+<link rel="stylesheet" href="/shell.css">
+<link rel="stylesheet" href="/static/games/{ruleset}.css">
+</head><body><main><div id="root" class="table table-{ruleset}"></div></main>
+<script type="module">
+import * as renderer from "/static/games/{ruleset}.js";
+const components = renderer.components
+  ? await (await fetch("/rulesets/{ruleset}/components")).json()
+  : null;
+window.draw = (view, ctx) => {{
+  const root = document.getElementById("root");
+  root.replaceChildren();
+  renderer.render(root, view, {{ ...ctx, components, ruleset: "{ruleset}" }});
+}};
+window.ready = true;
+</script></body></html>
+"""
+
+
+def _ensure_chromium() -> str:
+    """Debian's chromium, installed with apt-get when missing (the browser is never
+    downloaded by Playwright)."""
+    if not Path(CHROMIUM).exists():
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True)
+    assert shutil.which(CHROMIUM), "chromium is not installed at /usr/bin/chromium"
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
+    folder = tmp_path_factory.mktemp("api")
+    config = load_config({}, store_url=f"sqlite:///{folder}/meeple.db", rate_limits=False)
+    services: Services = bootstrap(config)
+    yield create_app(services=services).test_client()
+    services.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=_ensure_chromium(), args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def _serve(api: FlaskClient, ruleset: str) -> Any:
+    def handle(route: Route) -> None:
+        path = urlsplit(route.request.url).path
+        if path == "/table.html":
+            route.fulfill(body=PAGE.format(ruleset=ruleset), content_type="text/html")
+        elif path == "/shell.css":
+            route.fulfill(body=SHELL_CSS, content_type="text/css")
+        elif path.startswith("/static/games/"):
+            file = GAMES / path.removeprefix("/static/games/")
+            if file.is_file() and file.parent == GAMES:
+                kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+                if file.suffix == ".js":
+                    kind = "text/javascript"
+                route.fulfill(body=file.read_bytes(), content_type=kind)
+            else:
+                route.fulfill(status=404, body="no such file")
+        else:
+            answer = api.get(path)
+            route.fulfill(status=answer.status_code, body=answer.data, content_type=answer.mimetype)
+
+    return handle
+
+
+@pytest.fixture
+def table(browser: Browser, api: FlaskClient, request: pytest.FixtureRequest) -> Iterator[Page]:
+    ruleset = request.param
+    page = browser.new_page(viewport={"width": 1500, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.route(f"{ORIGIN}/**", _serve(api, ruleset))
+    page.goto(f"{ORIGIN}/table.html")
+    page.wait_for_function("window.ready === true")
+    yield page
+    page.close()
+    assert errors == [], errors
+
+
+# -- games to draw ----------------------------------------------------------------------
+
+
+def _moments(ruleset_id: str, players: int, seed: str) -> dict[str, Game]:
+    """The start, the middle and the end of a random game, as states."""
+    ruleset = get_ruleset(ruleset_id)
+    states: list[Any] = []
+    play_random(
+        ruleset,
+        [f"{name}" for name in ["Ada", "Ben", "Cleo", "Dev", "Eve", "Finn"][:players]],
+        seed,
+        on_step=lambda game, _envelope: states.append(json.loads(json.dumps(game.state))),
+    )
+    return {"start": states[0], "middle": states[len(states) // 2], "end": states[-1]}
+
+
+def _state_answer(ruleset_id: str, state: Any, seat: int | None) -> dict[str, Any]:
+    """What GET /games/{id}/state answers for this seat (or a spectator) at this state."""
+    ruleset = get_ruleset(ruleset_id)
+    status = ruleset.status(state)
+    return {
+        "id": "test",
+        "version": 1,
+        "seat": seat,
+        "status": status,
+        "state": json.loads(json.dumps(ruleset.view(state, seat))),
+    }
+
+
+def _draw(page: Page, answer: dict[str, Any], players: list[str]) -> None:
+    ctx = {"seat": answer["seat"], "players": players, "status": answer["status"]}
+    page.evaluate("([view, ctx]) => window.draw(view, ctx)", [answer, ctx])
+
+
+def _seat_scores(page: Page) -> list[str]:
+    return page.locator("[data-seat] [data-score]").evaluate_all(
+        "nodes => nodes.map(n => n.dataset.score)"
+    )
+
+
+def _shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+# -- Impression ---------------------------------------------------------------------------
+
+IMPRESSION_SEED = "table-3"
+
+
+@pytest.mark.parametrize("table", ["impression"], indirect=True)
+def test_impression_table_at_start_middle_and_end(table: Page) -> None:
+    moments = _moments("impression", 3, IMPRESSION_SEED)
+    from projections.games.impression import data
+
+    for label, state in moments.items():
+        answer = _state_answer("impression", state, 0)
+        view = answer["state"]
+        _draw(table, answer, view["players"])
+        text = table.locator("#root").inner_text()
+        assert table.locator("[data-seat]").count() == 3
+        if view["final_scores"]:
+            expected = [str(score["total"]) for score in view["final_scores"]]
+            assert "Final scoring" in text
+        else:
+            expected = [str(mine["vp"]) for mine in view["seats"]]
+        assert _seat_scores(table) == expected
+        for shop in view["shops"]:
+            assert data.SHOPS[shop]["name"] in text
+        for level, column in view["tech"].items():
+            for tile in column["display"]:
+                if tile is not None:
+                    assert f"Technology {tile}" in text
+        for order in view["orders"]["display"]:
+            if order is not None:
+                assert f"Order {order}" in text
+        for city, disc in view["map_discs"].items():
+            assert table.locator(f'[data-city="{city}"]').count() == 1
+            assert f"{data.DISCS[disc]['letter']}:" in text
+        for seat, mine in enumerate(view["seats"]):
+            panel = table.locator(f'[data-seat="{seat}"]')
+            for piece in mine["workshop"].values():
+                for face in ("down", "up"):
+                    if piece[face] is not None:
+                        name = "Factory" if piece[face]["kind"] == "factory" else "Technology"
+                        assert f"{name} {piece[face]['id']}" in panel.inner_text()
+        _shot(table, f"impression-{label}")
+
+
+@pytest.mark.parametrize("table", ["impression"], indirect=True)
+def test_impression_spectator_sees_the_same_public_table(table: Page) -> None:
+    state = _moments("impression", 2, IMPRESSION_SEED)["middle"]
+    answer = _state_answer("impression", state, None)
+    _draw(table, answer, answer["state"]["players"])
+    assert table.locator("[data-seat]").count() == 2
+    assert table.locator(".badge-you").count() == 0
+    assert "Typesetting table" in table.locator("#root").inner_text()
+
+
+# -- Impendium ----------------------------------------------------------------------------
+
+IMPENDIUM_SEED = "table-4"
+
+
+def _impendium_hand_moment(players: int) -> Any:
+    """A state in which seat 0 holds galactic diplomacy cards, from a random game."""
+    ruleset = get_ruleset("impendium")
+    found: list[Any] = []
+
+    def keep(game: Game, _envelope: Any) -> None:
+        if not found and game.state["seats"][0]["hand"]:
+            found.append(json.loads(json.dumps(game.state)))
+
+    for attempt in range(5):
+        play_random(ruleset, ["Ada", "Ben", "Cleo", "Dev"][:players], f"hand-{attempt}", on_step=keep)
+        if found:
+            return found[0]
+    raise AssertionError("no random game gave seat 0 a diplomacy card")
+
+
+@pytest.mark.parametrize("table", ["impendium"], indirect=True)
+def test_impendium_table_at_start_middle_and_end(table: Page) -> None:
+    from projections.games.impendium import data
+
+    moments = _moments("impendium", 4, IMPENDIUM_SEED)
+    for label, state in moments.items():
+        answer = _state_answer("impendium", state, 0)
+        view = answer["state"]
+        _draw(table, answer, view["players"])
+        text = table.locator("#root").inner_text()
+        assert table.locator("[data-seat]").count() == 4
+        assert _seat_scores(table) == [str(mine["vp"]) for mine in view["seats"]]
+        for position, entry in view["board"].items():
+            assert table.locator(f'[data-cell="{position}"]').count() == 1
+            if entry["kind"] == "star":
+                assert data.STARS[entry["card"]]["name"] in text
+            if entry["kind"] == "harbinger":
+                assert data.HARBINGERS[entry["card"]]["name"] in text
+        for project in view["projects"]:
+            assert data.STARS[project["card"]]["name"] in text
+        for faction in view["subverting"].values():
+            assert data.FACTIONS[faction]["name"] in text
+        for seat, mine in enumerate(view["seats"]):
+            panel = table.locator(f'[data-seat="{seat}"]').inner_text()
+            for faction in mine["factions"]:
+                assert data.FACTIONS[faction]["name"] in panel
+        for seat, cell in enumerate(view["arks"]):
+            if cell is not None:
+                assert table.locator(f'[data-ark="{seat}"]').count() == 1
+        if view["finished"]:
+            assert "Game over" in text
+        _shot(table, f"impendium-{label}")
+
+
+@pytest.mark.parametrize("table", ["impendium"], indirect=True)
+def test_impendium_seat_sees_its_diplomacy_hand_and_a_spectator_does_not(table: Page) -> None:
+    from projections.games.impendium import data
+
+    state = _impendium_hand_moment(3)
+    hand = state["seats"][0]["hand"]
+    texts = [data.DIPLOMACY[card]["text"] for card in hand]
+
+    _draw(table, _state_answer("impendium", state, 0), state["players"])
+    mine = table.locator('[data-seat="0"]').inner_text()
+    for text in texts:
+        assert text in mine
+    _shot(table, "impendium-seat-hand")
+
+    _draw(table, _state_answer("impendium", state, None), state["players"])
+    public = table.locator("#root").inner_text()
+    for text in texts:
+        assert text not in public
+    assert f"{len(hand)} galactic diplomacy card" in table.locator('[data-seat="0"]').inner_text()
