@@ -312,17 +312,23 @@ function cityBoard(game, tables, ctx) {
       shop.col * 2,
     );
   }
+  const assistants = [];
   for (const name of game.street_names || []) {
     const [a, b] = name.split("-").map((id) => tables.shops[id]);
     if (!a || !b) continue;
     const street = game.streets[name];
+    const label = street ? `${seatName(ctx, street.owner)}'s assistant between ${a.name} and ${b.name} (1 ${words(street.reward).toLowerCase()})` : null;
     const node = el("div", { class: ["ip-street", a.row === b.row ? "ip-street-v" : "ip-street-h"], data: { street: name } },
-      street
-        ? el("span", { class: ["ip-assistant", seatColor(street.owner)], title: `${seatName(ctx, street.owner)}'s assistant: ${words(street.reward)}` }, `${seatName(ctx, street.owner).slice(0, 1)} · ${words(street.reward)}`)
-        : null);
+      street ? el("span", { class: ["ip-assistant", seatColor(street.owner)], title: label, aria: { label } }, seatName(ctx, street.owner).slice(0, 1)) : null);
+    if (label) assistants.push(label);
     place(node, a.row + b.row, a.col + b.col);
   }
-  return section("City", el("p", { class: "muted", text: "Shops with their rooms; upright tradesmen stand, lying ones have acted; assistants stand in the streets." }), grid);
+  return section(
+    "City",
+    el("p", { class: "muted", text: "Shops with their rooms; upright tradesmen stand, lying ones have acted; assistants stand in the streets." }),
+    grid,
+    el("p", { class: "ip-note", text: assistants.length ? `Assistants: ${assistants.join("; ")}` : "No assistant in the streets yet." }),
+  );
 }
 
 // -- the travel board: the map, city discs, markers, agents, order track -------------
@@ -362,6 +368,7 @@ function mapLayout(map) {
     const r = (depth[city] || 0) * 125;
     at[city] = { x: 330 + r * Math.cos(angle[city] || 0), y: 300 + r * Math.sin(angle[city] || 0) };
   }
+  relax(at, map.roads);
   map.roads.forEach((road, index) => {
     for (let k = 1; k <= road.coins; k++) {
       const t = k / (road.coins + 1);
@@ -372,6 +379,46 @@ function mapLayout(map) {
     }
   });
   return at;
+}
+
+// A few rounds of a spring layout (roads pull, cities push apart) so the rings untangle;
+// deterministic, so the map looks the same on every draw.
+function relax(at, roads) {
+  const names = Object.keys(at);
+  for (let round = 0; round < 200; round++) {
+    const move = Object.fromEntries(names.map((n) => [n, { x: 0, y: 0 }]));
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i + 1; j < names.length; j++) {
+        const a = at[names[i]];
+        const b = at[names[j]];
+        const dx = a.x - b.x || 0.01;
+        const dy = a.y - b.y || 0.01;
+        const d2 = Math.max(dx * dx + dy * dy, 100);
+        const push = 9000 / d2;
+        const d = Math.sqrt(d2);
+        move[names[i]].x += (dx / d) * push;
+        move[names[i]].y += (dy / d) * push;
+        move[names[j]].x -= (dx / d) * push;
+        move[names[j]].y -= (dy / d) * push;
+      }
+    }
+    for (const road of roads) {
+      const a = at[road.a];
+      const b = at[road.b];
+      const dx = b.x - a.x;
+      const dy = b.y - a.y;
+      const d = Math.sqrt(dx * dx + dy * dy) || 1;
+      const pull = (d - 70 * (road.coins + 1)) * 0.05;
+      move[road.a].x += (dx / d) * pull;
+      move[road.a].y += (dy / d) * pull;
+      move[road.b].x -= (dx / d) * pull;
+      move[road.b].y -= (dy / d) * pull;
+    }
+    for (const n of names) {
+      at[n].x += Math.max(-10, Math.min(10, move[n].x));
+      at[n].y += Math.max(-10, Math.min(10, move[n].y));
+    }
+  }
 }
 
 function travelBoard(game, tables, ctx) {
@@ -579,17 +626,11 @@ function workshop(game, mine, tables, ctx) {
     seat,
     el("p", { class: "ip-score", data: { score: score ? score.total : mine.vp } },
       score ? `Final score: ${score.total} VP` : `Victory points: ${mine.vp}`),
-    kv([
-      ["Marks", mine.marks],
-      ["Paper", mine.paper],
-      ["Lead", mine.lead],
-      ["Ink", mine.ink],
-      ["Workforce", mine.workforce],
-      ["Capacity", mine.capacity],
-      ["Assistants in the workshop", mine.assistants],
-      ["City markers left", mine.city_markers],
-      ["Director", director ? `space ${mine.director + 1} (${director.points} VP at the end)` : `space ${mine.director + 1}`],
-    ]),
+    el("dl", { class: "ip-stats" },
+      [["Marks", mine.marks], ["Paper", mine.paper], ["Lead", mine.lead], ["Ink", mine.ink],
+        ["Workforce", mine.workforce], ["Capacity", mine.capacity], ["Assistants", mine.assistants], ["City markers", mine.city_markers]]
+        .map(([term, value]) => el("div", { class: "ip-stat" }, el("dt", { text: term }), el("dd", { text: String(value) })))),
+    boardTracks(mine, tables),
     pending.length ? el("p", { class: "ip-pending", text: `Waiting to resolve: ${pending.map(iconText).join("; ")}` }) : null,
     el("h4", { text: "Tradesmen" }),
     el("p", { text: mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") }),
@@ -608,12 +649,37 @@ function workshop(game, mine, tables, ctx) {
       mine.contracts.filter((id) => !inSlots.has(id)).map((id) => contractTile(id, tables, "ip-held", "not activated"))),
     el("h4", { text: "Orders" }),
     el("div", { class: "ip-row" },
-      mine.orders_waiting.map((id) => orderTile(id, tables, "ip-waiting", "Waiting next to the workshop")),
-      mine.line.map((id, i) => (id ? orderTile(id, tables, "ip-in-line", `In production, stage ${i + 1}`) : el("div", { class: "ip-empty", text: `Stage ${i + 1}: empty` })))),
+      mine.orders_waiting.length
+        ? mine.orders_waiting.map((id) => orderTile(id, tables, "ip-waiting", "Waiting next to the workshop"))
+        : el("span", { class: "muted", text: "No order waiting next to the workshop" })),
+    el("ol", { class: "ip-line", aria: { label: "Production line" } },
+      mine.line.map((id, i) => el("li", {}, el("div", { class: "ip-pile-label", text: `Stage ${i + 1}` }),
+        id ? orderTile(id, tables, "ip-in-line") : el("div", { class: "ip-empty", text: "empty" })))),
     mine.completed.length ? el("p", { text: `Completed orders: ${mine.completed.join(", ")}` }) : null,
     el("p", { text: `Signboards: ${mine.signboards.length ? mine.signboards.map((s) => `${s.colour}${s.used ? " (used)" : ""}`).join(", ") : "none"}` }),
     el("p", { text: `City tiles: ${mine.discs.length ? mine.discs.map((d) => `${discText(d.id, tables)}${d.used ? " (used)" : ""}`).join("; ") : "none"}` }),
   );
+}
+
+// The capacity track (with the workforce marker on the same numbers) and the director's
+// track, as printed on the workshop board.
+function boardTracks(mine, tables) {
+  const board = tables.board;
+  if (!board) return null;
+  const capacity = el("ol", { class: "ip-cells", aria: { label: `Capacity track: capacity ${mine.capacity}, workforce ${mine.workforce}` } },
+    board.capacity_track.map((reward, value) =>
+      el("li", { class: ["ip-cell", value > board.workforce_max ? "ip-beyond" : null] },
+        el("span", { class: "ip-cell-num", text: String(value) }),
+        reward.length ? el("span", { class: "ip-cell-reward", text: effectsText(reward) }) : null,
+        value === mine.capacity ? el("span", { class: "ip-marker-c", text: "Capacity" }) : null,
+        value === mine.workforce ? el("span", { class: "ip-marker-w", text: "Workforce" }) : null)));
+  const director = el("ol", { class: "ip-cells", aria: { label: `Director track: space ${mine.director + 1}` } },
+    board.director.map((step, index) =>
+      el("li", { class: "ip-cell" },
+        el("span", { class: "ip-cell-num", text: `${step.points} VP` }),
+        step.reward.length ? el("span", { class: "ip-cell-reward", text: effectsText(step.reward) }) : null,
+        index === mine.director ? el("span", { class: "ip-marker-d", text: "Director" }) : null)));
+  return el("div", {}, el("h4", { text: "Capacity and workforce" }), capacity, el("h4", { text: "Director" }), director);
 }
 
 function finalScores(game, ctx) {
