@@ -32,7 +32,6 @@ from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 
-
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "service" / "web" / "static" / "games"
 SCREENSHOTS = ROOT / "var" / "screenshots"
@@ -104,7 +103,9 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=_ensure_chromium(), args=["--no-sandbox"])
+        launched = playwright.chromium.launch(
+            executable_path=_ensure_chromium(), args=["--no-sandbox"]
+        )
         yield launched
         launched.close()
 
@@ -138,7 +139,9 @@ def table(browser: Browser, api: FlaskClient, request: pytest.FixtureRequest) ->
     page = browser.new_page(viewport={"width": 1500, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     page.route(f"{ORIGIN}/**", _serve(api, ruleset))
     page.goto(f"{ORIGIN}/table.html")
     page.wait_for_function("window.ready === true")
@@ -217,7 +220,7 @@ def test_impression_table_at_start_middle_and_end(table: Page) -> None:
         assert _seat_scores(table) == expected
         for shop in view["shops"]:
             assert data.SHOPS[shop]["name"] in text
-        for level, column in view["tech"].items():
+        for column in view["tech"].values():
             for tile in column["display"]:
                 if tile is not None:
                     assert f"Technology {tile}" in text
@@ -249,7 +252,8 @@ def test_impression_spectator_sees_the_same_public_table(table: Page) -> None:
 
 # -- Impendium ----------------------------------------------------------------------------
 
-IMPENDIUM_SEED = "table-4"
+#: a random game with harbingers of the void on the map and a galaxy by its end
+IMPENDIUM_SEED = "table-11"
 
 
 def _impendium_hand_moment(players: int) -> Any:
@@ -262,7 +266,9 @@ def _impendium_hand_moment(players: int) -> Any:
             found.append(json.loads(json.dumps(game.state)))
 
     for attempt in range(5):
-        play_random(ruleset, ["Ada", "Ben", "Cleo", "Dev"][:players], f"hand-{attempt}", on_step=keep)
+        play_random(
+            ruleset, ["Ada", "Ben", "Cleo", "Dev"][:players], f"hand-{attempt}", on_step=keep
+        )
         if found:
             return found[0]
     raise AssertionError("no random game gave seat 0 a diplomacy card")
@@ -286,6 +292,8 @@ def test_impendium_table_at_start_middle_and_end(table: Page) -> None:
                 assert data.STARS[entry["card"]]["name"] in text
             if entry["kind"] == "harbinger":
                 assert data.HARBINGERS[entry["card"]]["name"] in text
+        for galaxy in view["galaxies"]:
+            assert f"Galaxy {galaxy['id']}: {len(galaxy['stars'])} {galaxy['colour']} stars" in text
         for project in view["projects"]:
             assert data.STARS[project["card"]]["name"] in text
         for faction in view["subverting"].values():

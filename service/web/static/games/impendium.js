@@ -146,7 +146,7 @@ function slotsRow(slots, discs, x, y, ctx, width) {
       : svg("rect", { x: cx - gap / 2 + 1.5, y: y - 10, width: gap - 3, height: 20, rx: 6, class: "im-slot-free" });
     return svg("g", { class: ["im-slot", slot.cost ? "im-slot-cost" : "im-slot-any"] },
       shape,
-      svg("text", { x: cx, y: y + 4, "text-anchor": "middle", class: taken ? "im-disc-text" : "im-slot-text" }, taken ? seatName(ctx, owner).slice(0, 1) : slotShort(slot)),
+      svg("text", { x: cx, y: y + 4, "text-anchor": "middle", class: taken ? "im-disc-text" : ["im-slot-text", slotShort(slot).length > 5 ? "im-slot-long" : null] }, taken ? seatName(ctx, owner).slice(0, 1) : slotShort(slot)),
       svg("title", {}, `${slotText(slot)}${taken ? `: ${seatName(ctx, owner)}'s colony` : ": free"}`));
   });
 }
@@ -243,7 +243,7 @@ function mapPart(game, tables, ctx) {
     : el("p", { class: "muted", text: "No galaxy yet." });
   return section(
     "Map",
-    svg("svg", { viewBox: `${minX} ${minY} ${width} ${height}`, class: "im-map", label: `The map: ${positions.length} cards. ${arks}` }, drawn),
+    svg("svg", { viewBox: `${minX} ${minY} ${width} ${height}`, width: Math.round(width * 0.7), class: "im-map", label: `The map: ${positions.length} cards. ${arks}` }, drawn),
     legend,
     el("p", { text: arks }),
     el("h4", { text: "Galaxies" }),
