@@ -72,10 +72,10 @@ import * as renderer from "/static/games/{ruleset}.js";
 const components = renderer.components
   ? await (await fetch("/rulesets/{ruleset}/components")).json()
   : null;
-window.draw = (view, ctx) => {{
+window.draw = (view, ctx, bare) => {{
   const root = document.getElementById("root");
   root.replaceChildren();
-  renderer.render(root, view, {{ ...ctx, components, ruleset: "{ruleset}" }});
+  renderer.render(root, view, {{ ...ctx, components: bare ? null : components, ruleset: "{ruleset}" }});
 }};
 window.ready = true;
 </script></body></html>
@@ -179,9 +179,10 @@ def _state_answer(ruleset_id: str, state: Any, seat: int | None) -> dict[str, An
     }
 
 
-def _draw(page: Page, answer: dict[str, Any], players: list[str]) -> None:
+def _draw(page: Page, answer: dict[str, Any], players: list[str], bare: bool = False) -> None:
+    """Draw the table as the shell does; ``bare``: without the component tables."""
     ctx = {"seat": answer["seat"], "players": players, "status": answer["status"]}
-    page.evaluate("([view, ctx]) => window.draw(view, ctx)", [answer, ctx])
+    page.evaluate("([view, ctx, bare]) => window.draw(view, ctx, bare)", [answer, ctx, bare])
 
 
 def _seat_scores(page: Page) -> list[str]:
@@ -329,3 +330,15 @@ def test_impendium_seat_sees_its_diplomacy_hand_and_a_spectator_does_not(table: 
     for text in texts:
         assert text not in public
     assert f"{len(hand)} galactic diplomacy card" in table.locator('[data-seat="0"]').inner_text()
+
+
+@pytest.mark.parametrize("table", ["impression", "impendium"], indirect=True)
+def test_without_the_component_tables_a_table_still_draws_with_ids(table: Page) -> None:
+    # A shell that has not fetched the components yet gets a table named by ids, not an error
+    # (the fixture fails the test on any page error).
+    ruleset = table.evaluate("document.getElementById('root').className").split("-")[-1]
+    state = _moments(ruleset, 2, "bare")["middle"]
+    answer = _state_answer(ruleset, state, 1)
+    _draw(table, answer, state["players"], bare=True)
+    assert table.locator("[data-seat]").count() == 2
+    assert table.locator(".badge-you").count() == 1

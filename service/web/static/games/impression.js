@@ -284,7 +284,7 @@ function cityBoard(game, tables, ctx) {
     }),
   );
   const shops = Object.values(tables.shops);
-  const grid = el("div", { class: "ip-city", role: "list" });
+  const grid = el("div", { class: "ip-city" });
   const place = (node, row, col) => {
     node.style.gridRow = String(row + 1);
     node.style.gridColumn = String(col + 1);
@@ -304,7 +304,7 @@ function cityBoard(game, tables, ctx) {
             pawn(seat, ctx, `${seatName(ctx, seat)}'s tradesman, ${man.upright ? "upright" : "lying down"}`, man.upright ? "ip-upright" : "ip-lying"))),
       );
     place(
-      el("div", { class: "ip-shop", role: "listitem", data: { shop: shop.id } },
+      el("div", { class: "ip-shop", data: { shop: shop.id } },
         el("div", { class: "ip-shop-name", text: shop.name }),
         room("I", shop.room_I),
         room("II", shop.room_II)),
