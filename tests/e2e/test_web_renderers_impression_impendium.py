@@ -153,7 +153,9 @@ def table(browser: Browser, api: FlaskClient, request: pytest.FixtureRequest) ->
 # -- games to draw ----------------------------------------------------------------------
 
 
-def _moments(ruleset_id: str, players: int, seed: str) -> dict[str, Game]:
+def _moments(
+    ruleset_id: str, players: int, seed: str, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The start, the middle and the end of a random game, as states."""
     ruleset = get_ruleset(ruleset_id)
     states: list[Any] = []
@@ -161,6 +163,7 @@ def _moments(ruleset_id: str, players: int, seed: str) -> dict[str, Game]:
         ruleset,
         [f"{name}" for name in ["Ada", "Ben", "Cleo", "Dev", "Eve", "Finn"][:players]],
         seed,
+        options,
         on_step=lambda game, _envelope: states.append(json.loads(json.dumps(game.state))),
     )
     return {"start": states[0], "middle": states[len(states) // 2], "end": states[-1]}
@@ -242,13 +245,19 @@ def test_impression_table_at_start_middle_and_end(table: Page) -> None:
 
 
 @pytest.mark.parametrize("table", ["impression"], indirect=True)
-def test_impression_spectator_sees_the_same_public_table(table: Page) -> None:
-    state = _moments("impression", 2, IMPRESSION_SEED)["middle"]
+def test_impression_spectator_sees_the_public_table_of_four(table: Page) -> None:
+    from projections.games.impression import data
+
+    state = _moments("impression", 4, IMPRESSION_SEED)["middle"]
     answer = _state_answer("impression", state, None)
     _draw(table, answer, answer["state"]["players"])
-    assert table.locator("[data-seat]").count() == 2
+    assert table.locator("[data-seat]").count() == 4
     assert table.locator(".badge-you").count() == 0
-    assert "Typesetting table" in table.locator("#root").inner_text()
+    text = table.locator("#root").inner_text()
+    # four players use all 16 shops (Setup 9)
+    assert table.locator("[data-shop]").count() == 16
+    assert data.SHOPS["S16"]["name"] in text
+    assert "Typesetting table" in text
 
 
 # -- Impendium ----------------------------------------------------------------------------
@@ -309,6 +318,17 @@ def test_impendium_table_at_start_middle_and_end(table: Page) -> None:
         if view["finished"]:
             assert "Game over" in text
         _shot(table, f"impendium-{label}")
+
+
+@pytest.mark.parametrize("table", ["impendium"], indirect=True)
+def test_impendium_turmoil_markers_are_named_where_they_stand(table: Page) -> None:
+    state = _moments("impendium", 3, "turmoil", {"turmoil": True})["middle"]
+    answer = _state_answer("impendium", state, 2)
+    _draw(table, answer, state["players"])
+    text = table.locator('[data-part="map"]').inner_text()
+    assert "Turmoil" in text
+    for marker in answer["state"]["turmoil"]["markers"]:
+        assert f"{marker.replace('_', ' ').capitalize()}:" in text
 
 
 @pytest.mark.parametrize("table", ["impendium"], indirect=True)
