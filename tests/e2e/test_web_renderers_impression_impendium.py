@@ -75,7 +75,8 @@ const components = renderer.components
 window.draw = (view, ctx, bare) => {{
   const root = document.getElementById("root");
   root.replaceChildren();
-  renderer.render(root, view, {{ ...ctx, components: bare ? null : components, ruleset: "{ruleset}" }});
+  const tables = bare ? null : components;
+  renderer.render(root, view, {{ ...ctx, components: tables, ruleset: "{ruleset}" }});
 }};
 window.ready = true;
 </script></body></html>
