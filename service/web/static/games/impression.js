@@ -333,42 +333,30 @@ function cityBoard(game, tables, ctx) {
 
 // -- the travel board: the map, city discs, markers, agents, order track -------------
 
+// The map's cities as a drawing: the tables give the roads, not where the cities lie, so
+// the renderer lays the graph out itself, the same way on every draw: a few deterministic
+// starting positions, each relaxed as springs (roads pull, cities push apart), and the one
+// with the fewest crossing roads and overlapping cities wins.
 function mapLayout(map) {
   const cities = map.cities.map((c) => c.id);
-  const neighbours = Object.fromEntries(cities.map((c) => [c, []]));
-  for (const road of map.roads) {
-    neighbours[road.a].push(road.b);
-    neighbours[road.b].push(road.a);
+  let seed = 7;
+  const next = () => {
+    seed = (seed * 16807) % 2147483647;
+    return seed / 2147483647;
+  };
+  let best = null;
+  for (let attempt = 0; attempt < 24; attempt++) {
+    const at = {};
+    cities.forEach((city, i) => {
+      const turn = attempt === 0 ? (i / cities.length) * 2 * Math.PI : next() * 2 * Math.PI;
+      const r = city === map.start_city ? 0 : 120 + next() * 180;
+      at[city] = { x: r * Math.cos(turn), y: r * Math.sin(turn) };
+    });
+    relax(at, map.roads);
+    const cost = layoutCost(at, map.roads);
+    if (!best || cost < best.cost) best = { at, cost };
   }
-  // Rings around the start city by distance; each ring ordered by its parents' angles.
-  const depth = { [map.start_city]: 0 };
-  const rings = [[map.start_city]];
-  const angle = { [map.start_city]: 0 };
-  while (true) {
-    const next = [];
-    for (const city of rings[rings.length - 1]) {
-      for (const other of neighbours[city]) {
-        if (depth[other] === undefined) {
-          depth[other] = rings.length;
-          next.push(other);
-        }
-      }
-    }
-    if (!next.length) break;
-    const parentAngle = (city) => {
-      const parents = neighbours[city].filter((o) => depth[o] === depth[city] - 1);
-      return parents.reduce((sum, p) => sum + angle[p], 0) / Math.max(1, parents.length);
-    };
-    if (rings.length > 1) next.sort((x, y) => parentAngle(x) - parentAngle(y));
-    next.forEach((city, i) => (angle[city] = (i / next.length) * 2 * Math.PI + (rings.length > 1 ? 0.25 : 0)));
-    rings.push(next);
-  }
-  const at = {};
-  for (const city of cities) {
-    const r = (depth[city] || 0) * 125;
-    at[city] = { x: 330 + r * Math.cos(angle[city] || 0), y: 300 + r * Math.sin(angle[city] || 0) };
-  }
-  relax(at, map.roads);
+  const at = best.at;
   map.roads.forEach((road, index) => {
     for (let k = 1; k <= road.coins; k++) {
       const t = k / (road.coins + 1);
@@ -381,21 +369,21 @@ function mapLayout(map) {
   return at;
 }
 
-// A few rounds of a spring layout (roads pull, cities push apart) so the rings untangle;
-// deterministic, so the map looks the same on every draw.
 function relax(at, roads) {
   const names = Object.keys(at);
-  for (let round = 0; round < 200; round++) {
+  for (let round = 0; round < 300; round++) {
+    const limit = 30 * (1 - round / 300) + 1;
     const move = Object.fromEntries(names.map((n) => [n, { x: 0, y: 0 }]));
     for (let i = 0; i < names.length; i++) {
       for (let j = i + 1; j < names.length; j++) {
         const a = at[names[i]];
         const b = at[names[j]];
-        const dx = a.x - b.x || 0.01;
+        // a city is a wide label: measure sideways distance at half weight
+        const dx = (a.x - b.x) / 2 || 0.01;
         const dy = a.y - b.y || 0.01;
-        const d2 = Math.max(dx * dx + dy * dy, 100);
-        const push = 9000 / d2;
+        const d2 = Math.max(dx * dx + dy * dy, 25);
         const d = Math.sqrt(d2);
+        const push = 12000 / d2;
         move[names[i]].x += (dx / d) * push;
         move[names[i]].y += (dy / d) * push;
         move[names[j]].x -= (dx / d) * push;
@@ -408,17 +396,42 @@ function relax(at, roads) {
       const dx = b.x - a.x;
       const dy = b.y - a.y;
       const d = Math.sqrt(dx * dx + dy * dy) || 1;
-      const pull = (d - 70 * (road.coins + 1)) * 0.05;
+      const pull = (d - 75 * (road.coins + 1)) * 0.08;
       move[road.a].x += (dx / d) * pull;
       move[road.a].y += (dy / d) * pull;
       move[road.b].x -= (dx / d) * pull;
       move[road.b].y -= (dy / d) * pull;
     }
     for (const n of names) {
-      at[n].x += Math.max(-10, Math.min(10, move[n].x));
-      at[n].y += Math.max(-10, Math.min(10, move[n].y));
+      at[n].x += Math.max(-limit, Math.min(limit, move[n].x));
+      at[n].y += Math.max(-limit, Math.min(limit, move[n].y));
     }
   }
+}
+
+function layoutCost(at, roads) {
+  const cross = (p, q, r, s) => {
+    const side = (a, b, c) => Math.sign((b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x));
+    return side(p, q, r) * side(p, q, s) < 0 && side(r, s, p) * side(r, s, q) < 0;
+  };
+  let cost = 0;
+  for (let i = 0; i < roads.length; i++) {
+    for (let j = i + 1; j < roads.length; j++) {
+      const a = roads[i];
+      const b = roads[j];
+      if ([a.a, a.b].some((c) => c === b.a || c === b.b)) continue;
+      if (cross(at[a.a], at[a.b], at[b.a], at[b.b])) cost += 10;
+    }
+  }
+  const names = Object.keys(at);
+  for (let i = 0; i < names.length; i++) {
+    for (let j = i + 1; j < names.length; j++) {
+      const a = at[names[i]];
+      const b = at[names[j]];
+      if (Math.abs(a.x - b.x) < 110 && Math.abs(a.y - b.y) < 50) cost += 5;
+    }
+  }
+  return cost;
 }
 
 function travelBoard(game, tables, ctx) {
@@ -436,12 +449,13 @@ function travelBoard(game, tables, ctx) {
       const p = at[city.id];
       const disc = game.map_discs[city.id];
       const markers = game.city_markers[city.id] || [];
+      const caption = disc ? `disc ${discText(disc, tables)}` : city.grey ? "disc taken" : "start";
+      const wide = Math.max(92, caption.length * 4.9 + 14);
       drawing.push(
         svg("g", { class: ["ip-city-node", city.grey ? "ip-grey" : "ip-start"], data: { city: city.id } },
-          svg("rect", { x: p.x - 46, y: p.y - 16, width: 92, height: 32, rx: 8 }),
+          svg("rect", { x: p.x - wide / 2, y: p.y - 16, width: wide, height: 32, rx: 8 }),
           svg("text", { x: p.x, y: p.y - 2, "text-anchor": "middle", class: "ip-city-name" }, city.id),
-          svg("text", { x: p.x, y: p.y + 11, "text-anchor": "middle", class: "ip-city-disc" },
-            disc ? `disc ${discText(disc, tables)}` : city.grey ? "disc taken" : "start"),
+          svg("text", { x: p.x, y: p.y + 11, "text-anchor": "middle", class: "ip-city-disc" }, caption),
           markers.map((seat, i) => svg("rect", { x: p.x - 44 + i * 12, y: p.y + 18, width: 10, height: 10, class: ["ip-marker", seatColor(seat)] },
             svg("title", {}, `${seatName(ctx, seat)}'s city marker`)))),
       );
@@ -458,7 +472,7 @@ function travelBoard(game, tables, ctx) {
     const where = game.agents.map((spot, seat) => `${seatName(ctx, seat)}'s agent at ${spot.startsWith("coin") ? "a coin space" : spot}`).join("; ");
     const xs = Object.values(at).map((p) => p.x);
     const ys = Object.values(at).map((p) => p.y);
-    const box = [Math.min(...xs) - 60, Math.min(...ys) - 40, Math.max(...xs) - Math.min(...xs) + 120, Math.max(...ys) - Math.min(...ys) + 80];
+    const box = [Math.min(...xs) - 130, Math.min(...ys) - 45, Math.max(...xs) - Math.min(...xs) + 260, Math.max(...ys) - Math.min(...ys) + 90];
     parts.push(svg("svg", { viewBox: box.join(" "), class: "ip-map", label: `Travel map. ${where}` }, drawing));
   }
   const sections = (tables.map && tables.map.order_track_sections) || 4;
