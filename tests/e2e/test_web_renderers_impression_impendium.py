@@ -87,7 +87,10 @@ def _ensure_chromium() -> str:
     """Debian's chromium, installed with apt-get when missing (the browser is never
     downloaded by Playwright)."""
     if not Path(CHROMIUM).exists():
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True)
+        installed = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=False)
+        if installed.returncode != 0:  # a fresh machine's package lists may be empty
+            subprocess.run(["apt-get", "update", "-qq"], check=True)
+            subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True)
     assert shutil.which(CHROMIUM), "chromium is not installed at /usr/bin/chromium"
     return CHROMIUM
 

@@ -268,6 +268,7 @@ function header(game, ctx) {
       ["Phase", PHASES[game.phase] || words(game.phase)],
       ["Action round", game.phase === "action" && game.turn ? `${game.turn.pass} of 2` : undefined],
       ["Player order", (game.order || []).map((seat, i) => `${i + 1}. ${seatName(ctx, seat)}`).join("  ")],
+      ["Buying order", game.buying ? game.buying.queue.map((seat, i) => `${i + 1}. ${seatName(ctx, seat)}${i === game.buying.index ? " (buying now)" : ""}`).join("  ") : undefined],
       ["Waiting for", waiting || (status.awaiting_system ? `automatic step: ${words(status.awaiting_system)}` : "nobody")],
     ]),
   );
@@ -645,6 +646,7 @@ function workshop(game, mine, tables, ctx) {
         ["Workforce", mine.workforce], ["Capacity", mine.capacity], ["Assistants", mine.assistants], ["City markers", mine.city_markers]]
         .map(([term, value]) => el("div", { class: "ip-stat" }, el("dt", { text: term }), el("dd", { text: String(value) })))),
     boardTracks(mine, tables),
+    game.phase === "production" ? el("p", { class: "ip-note", text: game.production_done[seat] ? "Production: done" : "Production: advancing orders" }) : null,
     pending.length ? el("p", { class: "ip-pending", text: `Waiting to resolve: ${pending.map(iconText).join("; ")}` }) : null,
     el("h4", { text: "Tradesmen" }),
     el("p", { text: mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") }),
