@@ -192,6 +192,13 @@ def _draw(page: Page, answer: dict[str, Any], players: list[str], bare: bool = F
     page.evaluate("([view, ctx, bare]) => window.draw(view, ctx, bare)", [answer, ctx, bare])
 
 
+def _show(page: Page, ruleset: str, state: Any, seat: int | None) -> tuple[dict[str, Any], str]:
+    """Draw ``state`` as ``seat`` sees it; the view drawn and the table's text."""
+    answer = _state_answer(ruleset, state, seat)
+    _draw(page, answer, state["players"])
+    return answer["state"], page.locator("#root").inner_text()
+
+
 def _seat_scores(page: Page) -> list[str]:
     return page.locator("[data-seat] [data-score]").evaluate_all(
         "nodes => nodes.map(n => n.dataset.score)"
@@ -215,10 +222,7 @@ def test_impression_table_at_start_middle_and_end(table: Page) -> None:
     from projections.games.impression import data
 
     for label, state in moments.items():
-        answer = _state_answer("impression", state, 0)
-        view = answer["state"]
-        _draw(table, answer, view["players"])
-        text = table.locator("#root").inner_text()
+        view, text = _show(table, "impression", state, 0)
         assert table.locator("[data-seat]").count() == 3
         if view["final_scores"]:
             expected = [str(score["total"]) for score in view["final_scores"]]
@@ -294,10 +298,7 @@ def test_impendium_table_at_start_middle_and_end(table: Page) -> None:
 
     moments = _moments("impendium", 4, IMPENDIUM_SEED)
     for label, state in moments.items():
-        answer = _state_answer("impendium", state, 0)
-        view = answer["state"]
-        _draw(table, answer, view["players"])
-        text = table.locator("#root").inner_text()
+        view, text = _show(table, "impendium", state, 0)
         assert table.locator("[data-seat]").count() == 4
         assert _seat_scores(table) == [str(mine["vp"]) for mine in view["seats"]]
         for position, entry in view["board"].items():
