@@ -3,7 +3,7 @@
 // victory point / subverting faction mat with its federation projects; and each player's
 // mat. It draws what the view says and names each card from the game's component tables
 // (ctx.components, GET /rulesets/impendium/components); it decides nothing the rules decide.
-import { el, svg, section, seatPanel, kv, track, words, seatName, seatColor } from "./common.js";
+import { el, svg, put, section, seatPanel, kv, track, words, seatName, seatColor } from "./common.js";
 
 /** The shell links games/impendium.css. */
 export const stylesheet = true;
@@ -16,10 +16,12 @@ const UNIT = 92; // pixels between two lattice steps; a card spans nearly two
 const CARD = 150;
 
 export function render(root, view, ctx) {
-  const game = view.state;
+  // The shell passes the state answer's ``state``; the whole answer body is taken too.
+  const game = view && view.state && "version" in view ? view.state : view;
   const tables = indexTables(ctx.components);
-  root.classList.add("im");
-  root.append(
+  root.classList.add("table-impendium", "im");
+  put(
+    root,
     header(game, ctx),
     el("div", { class: "im-top" }, mapPart(game, tables, ctx), matPart(game, tables, ctx)),
     el("div", { class: "im-seats" }, game.seats.map((mine, seat) => playerMat(game, mine, seat, tables, ctx))),

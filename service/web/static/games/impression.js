@@ -3,7 +3,7 @@
 // and each player's workshop. It draws what the view says and names each tile from the
 // game's component tables (ctx.components, GET /rulesets/impression/components); it decides
 // nothing the rules decide.
-import { el, svg, section, seatPanel, kv, scoreTable, words, seatName, seatColor } from "./common.js";
+import { el, svg, put, section, seatPanel, kv, scoreTable, words, seatName, seatColor } from "./common.js";
 
 /** The shell links games/impression.css. */
 export const stylesheet = true;
@@ -15,10 +15,12 @@ const GOODS = ["paper", "lead", "ink", "mark", "vp"];
 const GOOD_WORDS = { paper: "paper", lead: "lead", ink: "ink", mark: "mark", vp: "victory point" };
 
 export function render(root, view, ctx) {
-  const game = view.state;
+  // The shell passes the state answer's ``state``; the whole answer body is taken too.
+  const game = view && view.state && "version" in view ? view.state : view;
   const tables = indexTables(ctx.components);
-  root.classList.add("ip");
-  root.append(
+  root.classList.add("table-impression", "ip");
+  put(
+    root,
     header(game, ctx),
     el(
       "div",
@@ -30,8 +32,8 @@ export function render(root, view, ctx) {
       typesettingTable(game, tables),
     ),
     el("div", { class: "ip-seats" }, game.seats.map((mine) => workshop(game, mine, tables, ctx))),
+    game.final_scores ? finalScores(game, ctx) : null,
   );
-  if (game.final_scores) root.append(finalScores(game, ctx));
 }
 
 // -- the component tables, by id ------------------------------------------------------
