@@ -38,28 +38,44 @@ SCREENSHOTS = ROOT / "var" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 ORIGIN = "http://meeple.test"
 
-#: Stand-ins for the classes the shell's stylesheet gives every renderer (seat colours,
-#: chips, badges), so the screenshots look like a table; the shell's own sheet replaces it.
+#: The rules of the shell's stylesheet (service/web/static/app.css on the web app's branch)
+#: that renderers rely on (seat colours, badges, seat areas, tracks), so the screenshots
+#: look as the table does in the app.
 SHELL_CSS = """
-body { font: 14px/1.35 system-ui, sans-serif; margin: 12px; background: #fbfaf7; color: #1d1d1d; }
-h3 { margin: 4px 0 6px; } h4 { margin: 10px 0 4px; font-size: 13px; }
-.muted { color: #555; } .badge { font-size: 11px; padding: 1px 6px; border-radius: 8px;
-  background: #ddd; margin-left: 6px; }
-.badge-to-act { background: #ffe08a; } .badge-you { background: #c8e6ff; }
-.seat-area { border: 3px solid #999; border-radius: 8px; padding: 8px; background: #fff; }
-.seat-area.to-act { box-shadow: 0 0 0 3px #ffe08a; }
-.seat-0 { --seat: #1f5fbf; border-color: #1f5fbf; fill: #1f5fbf; }
-.seat-1 { --seat: #2e7d32; border-color: #2e7d32; fill: #2e7d32; }
-.seat-2 { --seat: #7b3fa0; border-color: #7b3fa0; fill: #7b3fa0; }
-.seat-3 { --seat: #c79100; border-color: #c79100; fill: #c79100; }
-.seat-4 { --seat: #b23b3b; border-color: #b23b3b; fill: #b23b3b; }
-.seat-dot { display: inline-block; width: 12px; height: 12px; border-radius: 6px;
-  background: var(--seat); margin-right: 6px; }
-.kv { display: grid; grid-template-columns: max-content 1fr; gap: 1px 10px; margin: 4px 0; }
-.kv dt { font-weight: 600; } .kv dd { margin: 0; }
-.part { margin-bottom: 10px; }
-.score-table { border-collapse: collapse; } .score-table td, .score-table th {
-  border: 1px solid #ccc; padding: 2px 6px; }
+:root { --ink: #1d1b16; --muted: #57534a; --line: #d8d2c4; --accent: #6b3e00;
+  --accent-soft: #f3e6cf; --seat-0: #b3261e; --seat-1: #1a5fb4; --seat-2: #26734d;
+  --seat-3: #7b2d8e; --seat-4: #8a5300; }
+body { font: 14px/1.35 system-ui, sans-serif; margin: 12px; background: #fbf8f1;
+  color: var(--ink); }
+.muted { color: var(--muted); }
+.badge { font-size: 0.75rem; border: 1px solid var(--muted); border-radius: 3px;
+  padding: 0 0.3rem; }
+.badge-you { border-color: #0b4f8a; color: #0b4f8a; }
+.badge-to-act { border-color: var(--accent); background: var(--accent-soft); color: var(--accent); }
+.seat-dot { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 50%;
+  background: currentColor; }
+.seat-0 { color: var(--seat-0); border-color: var(--seat-0); }
+.seat-1 { color: var(--seat-1); border-color: var(--seat-1); }
+.seat-2 { color: var(--seat-2); border-color: var(--seat-2); }
+.seat-3 { color: var(--seat-3); border-color: var(--seat-3); }
+.seat-4 { color: var(--seat-4); border-color: var(--seat-4); }
+.part { margin: 0.4rem 0 0.8rem; }
+.part > h3 { border-bottom: 1px solid var(--line); padding-bottom: 0.1rem; }
+.seat-area { border: 2px solid; border-radius: 6px; padding: 0.4rem 0.6rem; margin: 0.4rem 0;
+  background: #fff; }
+.seat-area h3 { display: flex; align-items: center; gap: 0.4rem; margin-top: 0; color: var(--ink); }
+.seat-area > *:not(h3) { color: var(--ink); }
+.seat-area.to-act { box-shadow: 0 0 0 3px var(--accent-soft); }
+dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 0.1rem 0.8rem;
+  margin: 0.2rem 0; }
+dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; }
+.track-svg { width: 100%; max-width: 40rem; height: auto; }
+.track-line { stroke: #8c8577; stroke-width: 2; } .track-tick { stroke: #8c8577; }
+.track-num { font-size: 10px; fill: var(--muted); }
+.track-marker { fill: currentColor; stroke: #fff; stroke-width: 1.5; }
+table.score-table { border-collapse: collapse; margin: 0.4rem 0; }
+table.score-table th, table.score-table td { border: 1px solid var(--line);
+  padding: 0.2rem 0.4rem; }
 """
 
 PAGE = """<!doctype html>
