@@ -8,7 +8,11 @@ An action is a dict with a ``type``; when the fold applies a seat's action it ad
 
 from __future__ import annotations
 
+import functools
+import json
 import random
+import sys
+from pathlib import Path
 from typing import Any, ClassVar
 
 from projections.decisions import describe_list
@@ -108,6 +112,23 @@ class Ruleset:
     def action_schemas(self) -> dict[str, Any]:
         """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
         return {}
+
+    def components(self) -> dict[str, Any]:
+        """The game's printed components (cards, tiles, boards) as the rules read them:
+        each ``data/<name>.json`` of the game's package under ``name``, so a client draws
+        names and effects from the same tables as the rules. Never anything hidden: no
+        deck order, no seat's cards, only what the box holds."""
+        return _component_tables(type(self).__module__)
+
+
+@functools.cache
+def _component_tables(module_name: str) -> dict[str, Any]:
+    module_file = sys.modules[module_name].__file__
+    folder = Path(module_file or ".").parent / "data"
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.glob("*.json"))
+    }
 
 
 _REGISTRY: dict[str, Ruleset] = {}

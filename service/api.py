@@ -221,6 +221,45 @@ def list_rulesets() -> Response:
     )
 
 
+@bp.get("/rulesets/<ruleset_id>/components")
+def get_ruleset_components(ruleset_id: str) -> Response:
+    """A game's printed components: the card, tile and board tables its rules read.
+    ---
+    get:
+      operationId: getRulesetComponents
+      codes: {404: [not_found]}
+      tags: [rulesets]
+      summary: A game's components (cards, tiles, boards)
+      description: >
+        Each of the game's component tables by name (for Impression ``shops``,
+        ``technologies``, ``orders`` ...; for Impendium ``stars``, ``factions`` ...), exactly
+        as the rules read them, so a client shows a card's name and effect from the ids a
+        view holds. Only what the box holds: no deck order and no seat's hand.
+      parameters:
+        - {in: path, name: ruleset_id, required: true,
+           schema: {type: string, minLength: 1, maxLength: 64}}
+      responses:
+        200:
+          description: The game's component tables.
+          content:
+            application/json:
+              schema: RulesetComponentsSchema
+        404: NotFound
+    """
+    found = {ruleset.id: ruleset for ruleset in all_rulesets()}.get(ruleset_id)
+    if found is None:
+        raise ApiError(404, "not_found", f"This service hosts no game called {ruleset_id!r}.")
+    response = jsonify(
+        {
+            "ruleset": found.id,
+            "rules_version": found.rules_version,
+            "components": found.components(),
+        }
+    )
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
 @bp.post("/games")
 def create_game() -> tuple[Response, int, dict[str, str]]:
     """Create a game; the seats' tokens are in this response only.
