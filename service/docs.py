@@ -249,15 +249,14 @@ def _curl(
         if parameter["in"] == "path":
             value = example(spec, parameter.get("schema", {}), name=parameter["name"])
             url = url.replace("{" + parameter["name"] + "}", str(value))
-    words = ["curl"]
-    if method != "get":
-        words += ["-X", method.upper()]
+    lines = ["curl" if method == "get" else f"curl -X {method.upper()}"]
     if security and {} not in security:
-        words += ["-H", "'Authorization: Bearer $TOKEN'"]
+        lines.append("-H 'Authorization: Bearer $TOKEN'")
     if body is not None:
-        words += ["-H", "'Content-Type: application/json'", "-d", f"'{json.dumps(body)}'"]
+        lines += ["-H 'Content-Type: application/json'", f"-d '{json.dumps(body)}'"]
     base = (spec.get("servers") or [{"url": ""}])[0]["url"].rstrip("/")
-    return " ".join([*words, f'"{base}{url}"'])
+    lines.append(f'"{base}{url}"')
+    return " \\\n  ".join(lines)
 
 
 def _show(value: Any) -> str:
@@ -457,18 +456,40 @@ TEMPLATE_CODES: dict[str, tuple[str, ...]] = {
 
 
 def game_codes(ruleset: Ruleset) -> list[str]:
-    """The codes ``ruleset``'s rules may raise ``IllegalAction`` with: read from the source of
-    its package and of the modules every game shares (projections/*.py)."""
+    """The codes ``ruleset``'s rules may raise ``IllegalAction`` with, read from the source:
+    its package, the shared modules it imports (projections/components.py ...), and the fold
+    every game's actions go through (``COMMON_MODULES``)."""
     module = sys.modules[type(ruleset).__module__]
     package = Path(module.__file__ or "").resolve().parent
-    files = sorted(package.rglob("*.py")) + sorted(_PROJECTIONS.glob("*.py"))
+    files = sorted(package.rglob("*.py"))
+    shared = {name for file in files for name in _imported_projections(str(file))}
+    files += [_PROJECTIONS / f"{name}.py" for name in sorted(shared | COMMON_MODULES)]
     codes: set[str] = set()
     for file in files:
+        if not file.exists():
+            continue
         found, templates = _codes_in(str(file))
         codes |= found
         for template in templates:
             codes.update(TEMPLATE_CODES.get(template, ()))
     return sorted(codes)
+
+
+#: Modules of projections/ every game's actions pass through (fold.decide_action refuses an
+#: action without a type for every game alike).
+COMMON_MODULES = frozenset({"fold"})
+
+
+@cache
+def _imported_projections(file: str) -> frozenset[str]:
+    """The top-level modules of projections/ that ``file`` imports (``components`` ...)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(Path(file).read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "projections":
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("projections."):
+            names.add((node.module or "").split(".")[1])
+    return frozenset(names - {"games"})
 
 
 def unresolved_templates() -> set[str]:
