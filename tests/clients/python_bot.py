@@ -22,7 +22,6 @@ prints one JSON object a game: ruleset, game id, actions, requests, requests per
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import queue
 import random
@@ -90,13 +89,22 @@ def anonymous_client(base_url: str, tally: Tally) -> AuthenticatedClient:
     return client.set_httpx_client(http)
 
 
-def seat_client(base_url: str, token: str, tally: Tally) -> AuthenticatedClient:
+def seat_client(
+    base_url: str, token: str, tally: Tally, params: dict[str, str] | None = None
+) -> AuthenticatedClient:
+    """A seat's client; ``params`` go with every request it sends."""
     return AuthenticatedClient(
         base_url=base_url,
         token=token,
-        httpx_args={"event_hooks": {"request": [tally.count]}},
+        httpx_args={"event_hooks": {"request": [tally.count]}, "params": params or {}},
         timeout=httpx.Timeout(30),
     )
+
+
+#: Sent with each action: the answer then carries the seat's next legal actions (issue 12
+#: point 1). A client-wide parameter, so the bot needs no particular generated signature; a
+#: service that does not know it ignores it.
+INCLUDE = {"include": "legal_actions"}
 
 
 def follow_stream(http: httpx.Client, game_id: str, seen: Seen) -> None:
@@ -157,13 +165,6 @@ def answer_extras(result: ActionResult) -> tuple[GameStatus | None, LegalActions
     return status, legal
 
 
-def _include_legal_actions() -> dict[str, Any]:
-    """``include=legal_actions`` where the generated ``post_action`` takes it."""
-    if "include" in inspect.signature(post_action.sync).parameters:
-        return {"include": "legal_actions"}
-    return {}
-
-
 def play(base_url: str, ruleset: str, players: int, rng: random.Random) -> dict[str, Any]:
     """Create a game of ``ruleset`` and play it to its end; what it cost."""
     tally = Tally()
@@ -172,6 +173,9 @@ def play(base_url: str, ruleset: str, players: int, rng: random.Random) -> dict[
     created = create_game.sync(client=anonymous, body=CreateGame(ruleset=ruleset, players=names))
     assert isinstance(created, CreatedGame), created
     seats = {seat.seat: seat_client(base_url, seat.token, tally) for seat in created.seats}
+    posters = {
+        seat.seat: seat_client(base_url, seat.token, tally, INCLUDE) for seat in created.seats
+    }
     game_id, version = created.id, created.version
 
     seen = Seen()
@@ -181,7 +185,7 @@ def play(base_url: str, ruleset: str, players: int, rng: random.Random) -> dict[
     reader = threading.Thread(target=follow_stream, args=(stream_http, game_id, seen))
     reader.start()
     try:
-        actions = _play_loop(anonymous, seats, game_id, version, seen, rng)
+        actions = _play_loop(anonymous, seats, posters, game_id, version, seen, rng)
         summary = get_game.sync(game_id, client=anonymous)
         assert isinstance(summary, GameSummary) and summary.status.finished, summary
         reader.join(timeout=STEP_WAIT_SECONDS)
@@ -212,6 +216,7 @@ def play(base_url: str, ruleset: str, players: int, rng: random.Random) -> dict[
 def _play_loop(
     anonymous: AuthenticatedClient,
     seats: dict[int, AuthenticatedClient],
+    posters: dict[int, AuthenticatedClient],
     game_id: str,
     version: int,
     seen: Seen,
@@ -220,7 +225,6 @@ def _play_loop(
     """Play until the game ends; the number of actions posted."""
     status: GameStatus | None = None
     legal: LegalActions | None = None
-    include = _include_legal_actions()
     for actions in range(MAX_ACTIONS):
         if status is None:
             summary = get_game.sync(game_id, client=anonymous)
@@ -240,10 +244,9 @@ def _play_loop(
         assert legal.actions, f"seat {seat} is to act at version {version} with no legal action"
         result = post_action.sync(
             game_id,
-            client=seats[seat],
+            client=posters[seat],
             body=rng.choice(legal.actions),
             if_match=f'"{legal.version}"',
-            **include,
         )
         assert isinstance(result, ActionResult), result
         version = result.version
