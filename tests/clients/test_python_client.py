@@ -20,17 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.clients.spec import OPENAPI_FILE, legal_actions_are_typed
 from tests.security.conftest import LiveServer
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-OPENAPI_FILE = ROOT / "openapi.yaml"
 BOT = HERE / "python_bot.py"
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 MYPY = Path(sys.executable).with_name("mypy")
-SPEC = yaml.safe_load(OPENAPI_FILE.read_text())
 
 
 def run(command: list[str], timeout: float, **options: Any) -> subprocess.CompletedProcess[str]:
@@ -67,13 +64,6 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
     )
     assert done.returncode == 0, f"openapi-python-client failed:\n{done.stdout}\n{done.stderr}"
     return Generated(folder, done.stdout + done.stderr)
-
-
-def legal_actions_are_typed() -> bool:
-    """Whether legal-action items name the actions' schema (issue 12 point 1) rather than
-    being free-form objects."""
-    items = SPEC["components"]["schemas"]["LegalActions"]["properties"]["actions"]["items"]
-    return "$ref" in json.dumps(items)
 
 
 def test_the_generator_keeps_every_operation_and_response(generated: Generated) -> None:

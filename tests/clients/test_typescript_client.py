@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.test_python_client import OPENAPI_FILE, legal_actions_are_typed
+from tests.clients.spec import OPENAPI_FILE, legal_actions_are_typed
 from tests.npm_tools import npm_bin
 from tests.security.conftest import LiveServer
 
