@@ -44,11 +44,15 @@ from hypothesis import strategies as st
 from projections.fold import Game, copy_state
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 from projections.simulate import play_random
+from service.docs import game_codes
+from service.errors import PROBLEMS
 from tests.sim.conformance import games_per_count
 
 #: The key a mutation adds; no ruleset's action has it.
 UNKNOWN_KEY = "no_such_key"
 HUGE = 10**18
+#: ruleset id -> every code its IllegalAction refusals carried in this process
+CODES_SEEN: dict[str, set[str]] = {}
 _CI_GAMES = 50
 
 
@@ -101,6 +105,9 @@ def check_apply_contract(
         found = collect_positions(ruleset, count, options, playouts, positions)
         sweep_mutations(ruleset, found, per_type)
         fuzz(ruleset, found, max_examples)
+    # every code a refusal carried has its entry on /docs (the problem's ``type`` points there)
+    undocumented = CODES_SEEN.get(ruleset.id, set()) - set(game_codes(ruleset)) - set(PROBLEMS)
+    assert not undocumented, f"/docs lists no {sorted(undocumented)} (service/docs.py game_codes)"
 
 
 # Positions ------------------------------------------------------------------------
@@ -166,6 +173,7 @@ def check_one(ruleset: Ruleset, position: Position, action: Any, retyped: bool =
         assert isinstance(error.code, str) and error.code == error.code.lower() and error.code, (
             f"IllegalAction needs a snake_case code, got {error.code!r} for {action!r}"
         )
+        CODES_SEEN.setdefault(ruleset.id, set()).add(error.code)
         if pickle.dumps(trial, protocol=pickle.HIGHEST_PROTOCOL) == position.blob:
             return  # the same bytes: surely unchanged (the JSON below is slower)
         assert _canonical_or_error(trial) == position.text, (
