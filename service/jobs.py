@@ -350,10 +350,8 @@ class Jobs:
         self.settings = settings
         #: The live streams of this process: one feed per streamed game, and the caps.
         self.streams = self.stream_hub()
-        #: Analyses asked for and their results (service.analyses), beside the job state.
-        self.analyses = analyses.open_analysis_store(
-            services.config.store_url, services.config.redis_url
-        )
+        self._analyses: analyses.AnalysisStore | None = None
+        self._analyses_lock = threading.Lock()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
@@ -386,6 +384,16 @@ class Jobs:
     def enqueue_delivery(self, game_id: str, delivery_id: str, attempt: int) -> None:
         job_id = f"deliver-{delivery_id}-{attempt}"
         self.enqueue("deliver", game_id, delivery_id, attempt, job_id=job_id, queue="notify")
+
+    @property
+    def analyses(self) -> analyses.AnalysisStore:
+        """Analyses asked for and their results (service.analyses), beside the job state;
+        opened on first use."""
+        with self._analyses_lock:
+            if self._analyses is None:
+                config = self.services.config
+                self._analyses = analyses.open_analysis_store(config.store_url, config.redis_url)
+            return self._analyses
 
     def enqueue_analysis(self, analysis_id: str, run: int) -> None:
         """Run run number ``run`` of an analysis, on the analyses' own queue."""
@@ -439,7 +447,9 @@ class Jobs:
         """Stop taking jobs and release threads and connections."""
         self.streams.close()
         self.state.close()
-        self.analyses.close()
+        with self._analyses_lock:
+            if self._analyses is not None:
+                self._analyses.close()
 
 
 class InProcessJobs(Jobs):
