@@ -548,10 +548,11 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         and the search sees the position as that seat saw it; once the game is over anyone
         may. Identical requests (game, at, seat, budget, seed) share one analysis: its id
         is derived from them, so asking again answers with the same ``Location`` (200 once
-        it is done, 202 while it is queued or running; a cancelled or failed one starts
-        anew). Unfinished analyses are capped per game (``MEEPLE_ANALYSES_PER_GAME``), per
-        token or address (``MEEPLE_ANALYSES_PER_REQUESTER``) and in all
-        (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``.
+        it is done, 202 while it is queued or running; a cancelled or failed one, or one
+        whose worker died, starts anew). Unfinished analyses are capped per game
+        (``MEEPLE_ANALYSES_PER_GAME``), per token or address
+        (``MEEPLE_ANALYSES_PER_REQUESTER``) and in all (``MEEPLE_ANALYSES_TOTAL``): 429
+        ``too_many_analyses`` with ``Retry-After``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -625,7 +626,9 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
 
     def ask(record: Record | None, unfinished: list[Record]) -> Record | None:
         outcome.clear()
-        if record is not None and record["status"] not in ("cancelled", "failed"):
+        lapsed = record is not None and record["status"] in ACTIVE
+        lapsed = lapsed and record is not None and not unfinished_now(record, now)
+        if record is not None and record["status"] not in ("cancelled", "failed") and not lapsed:
             return None  # the same request: share it
         refusal = _over_cap(caps, game_id, requester, unfinished)
         if refusal is not None:

@@ -276,6 +276,27 @@ def test_a_running_analysis_reports_progress_and_is_cancelled(
     assert gate.calls == 2
 
 
+def test_an_analysis_whose_worker_died_reads_as_failed_and_is_started_anew(
+    client: FlaskClient, services: Services, gate: Gate
+) -> None:
+    # A lease of a tenth of a second: the running search outlives it, as a dead worker's would.
+    settings_of(services, analysis_lease=0.1 - services.jobs.settings.analysis_max_seconds)
+    game = new_game(client)
+    token = game["seats"][0]["token"]
+    location = ask(client, game["id"], token, playouts=5).headers["Location"]
+    wait_for(lambda: gate.calls == 1)  # running, past its lease before long
+    wait_for(lambda: read(client, location, token).json["status"] == "failed")
+    assert read(client, location, token).json["error"] == "The analysis stopped; ask again."
+    settings_of(services, analysis_lease=600.0)
+    again = ask(client, game["id"], token, playouts=5)
+    assert again.status_code == 202 and again.json["status"] == "queued"
+    gate.opened.set()
+    settle(services)
+    analysis = read(client, location, token).json
+    assert analysis["status"] == "done" and analysis["result"]["playouts"] == 5
+    assert gate.calls == 2
+
+
 def test_unfinished_analyses_are_capped_per_requester_per_game_and_in_all(
     client: FlaskClient, services: Services, gate: Gate
 ) -> None:
