@@ -63,6 +63,8 @@ class Config:
     rate_limit_actions: str = "20/second"
     #: MEEPLE_RATE_LIMIT_UNDO: undo and redo together, per token.
     rate_limit_undo: str = "10/second"
+    #: MEEPLE_RATE_LIMIT_ANALYSES: POST /games/{id}/analyses per token (else per address).
+    rate_limit_analyses: str = "10/minute;100/hour"
     #: MEEPLE_MAX_UNDO_STEPS: the most steps one undo or redo request may take (``steps``).
     max_undo_steps: int = 100
     #: MEEPLE_MAX_PAGE: the most events one page of the events or the timeline holds (``limit``).
@@ -90,6 +92,7 @@ _ENV_NAMES = {
     "rate_limit_token_branches": "MEEPLE_RATE_LIMIT_TOKEN_BRANCHES",
     "rate_limit_actions": "MEEPLE_RATE_LIMIT_ACTIONS",
     "rate_limit_undo": "MEEPLE_RATE_LIMIT_UNDO",
+    "rate_limit_analyses": "MEEPLE_RATE_LIMIT_ANALYSES",
     "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
@@ -112,6 +115,7 @@ RATE_LIMITS = (
     "rate_limit_token_branches",
     "rate_limit_actions",
     "rate_limit_undo",
+    "rate_limit_analyses",
 )
 
 

@@ -28,7 +28,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
+import json
 import logging
+import math
 import os
 import threading
 import time
@@ -41,9 +43,9 @@ import redis
 
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
-from service import commands, notifications
+from service import analyses, commands, notifications
 from service.job_state import JobState, RedisJobState, open_job_state
-from service.live import RedisStreamSlots, StreamHub, Watcher, appended_channel
+from service.live import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
 from service.visibility import sealed_until
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,10 @@ log = logging.getLogger(__name__)
 STEPS_QUEUE = "meeple-steps"
 NOTIFICATIONS_QUEUE = "meeple-notifications"
 QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
+#: Analyses (service.analyses) have a queue of their own, served only by workers started
+#: with ``--queue analyses``: a search of up to MEEPLE_ANALYSIS_MAX_SECONDS never holds a
+#: worker that steps or notifications wait for.
+ANALYSES_QUEUE = "meeple-analyses"
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,27 @@ class JobSettings:
     #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
     #: its last renewal (a crashed process's slots are free again after this).
     stream_slot_lease: float = 60.0
+    #: MEEPLE_ANALYSIS_THREADS: threads of the in-process runner for analyses (apart from
+    #: steps and notifications, so neither ever waits behind a search).
+    analysis_threads: int = 1
+    #: MEEPLE_ANALYSIS_PLAYOUTS: playouts of an analysis that asks for no number.
+    analysis_playouts: int = 200
+    #: MEEPLE_ANALYSIS_MAX_PLAYOUTS: the most playouts one analysis may ask for.
+    analysis_max_playouts: int = 5000
+    #: MEEPLE_ANALYSIS_MAX_SECONDS: every analysis stops after this long, whatever it asked.
+    analysis_max_seconds: float = 30.0
+    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once on one game.
+    analyses_per_game: int = 2
+    #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
+    #: without a token, one client address).
+    analyses_per_requester: int = 2
+    #: MEEPLE_ANALYSES_TOTAL: analyses queued or running at once in the whole service.
+    analyses_total: int = 16
+    #: MEEPLE_ANALYSIS_TTL: seconds an analysis (and its result) is kept after it is asked for.
+    analysis_ttl: float = 3600.0
+    #: MEEPLE_ANALYSIS_LEASE: seconds, beyond MEEPLE_ANALYSIS_MAX_SECONDS, an analysis may wait
+    #: in its queue and run; past it, one whose worker died counts as failed and frees its cap.
+    analysis_lease: float = 600.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> JobSettings:
@@ -307,6 +334,7 @@ JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "notify": notify,
     "deliver": deliver,
     "catch_up": catch_up,
+    "analysis": analyses.run_analysis,
 }
 
 
@@ -322,6 +350,8 @@ class Jobs:
         self.settings = settings
         #: The live streams of this process: one feed per streamed game, and the caps.
         self.streams = self.stream_hub()
+        self._analyses: analyses.AnalysisStore | None = None
+        self._analyses_lock = threading.Lock()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
@@ -354,6 +384,26 @@ class Jobs:
     def enqueue_delivery(self, game_id: str, delivery_id: str, attempt: int) -> None:
         job_id = f"deliver-{delivery_id}-{attempt}"
         self.enqueue("deliver", game_id, delivery_id, attempt, job_id=job_id, queue="notify")
+
+    @property
+    def analyses(self) -> analyses.AnalysisStore:
+        """Analyses asked for and their results (service.analyses), beside the job state;
+        opened on first use."""
+        with self._analyses_lock:
+            if self._analyses is None:
+                config = self.services.config
+                self._analyses = analyses.open_analysis_store(config.store_url, config.redis_url)
+            return self._analyses
+
+    def enqueue_analysis(self, analysis_id: str, run: int) -> None:
+        """Run run number ``run`` of an analysis, on the analyses' own queue."""
+        job_id = f"analysis-{analysis_id}-{run}"
+        self.enqueue("analysis", analysis_id, run, job_id=job_id, queue="analyses")
+
+    def announce_analysis(self, game_id: str, record: dict[str, Any]) -> None:
+        """Tell the game's live streams how an analysis stands (those that may see it send
+        an ``analysis`` message; service.stream)."""
+        self.streams.note(game_id, analyses.stream_note(record))
 
     def enqueue(
         self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
@@ -397,6 +447,9 @@ class Jobs:
         """Stop taking jobs and release threads and connections."""
         self.streams.close()
         self.state.close()
+        with self._analyses_lock:
+            if self._analyses is not None:
+                self._analyses.close()
 
 
 class InProcessJobs(Jobs):
@@ -422,6 +475,9 @@ class InProcessJobs(Jobs):
             ),
             "notify": ThreadPoolExecutor(
                 max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
+            ),
+            "analyses": ThreadPoolExecutor(
+                max_workers=settings.analysis_threads, thread_name_prefix="meeple-analysis"
             ),
         }
         self._changed = threading.Condition()
@@ -546,6 +602,7 @@ class RQJobs(Jobs):
         self.queues = {
             "steps": Queue(STEPS_QUEUE, connection=self.connection),
             "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
+            "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
         }
 
     def enqueue(
@@ -557,6 +614,9 @@ class RQJobs(Jobs):
             status = self.connection.hget(f"rq:job:{job_id}", "status")
             if status in (b"queued", b"deferred", b"scheduled"):
                 return
+        timeout = self.JOB_TIMEOUT
+        if queue == "analyses":  # a search stops by itself after its most seconds
+            timeout = max(timeout, math.ceil(self.settings.analysis_max_seconds) + 60)
         self.queues[queue].enqueue(
             run_job,
             name,
@@ -564,7 +624,7 @@ class RQJobs(Jobs):
             job_id=job_id,
             result_ttl=self.RESULT_TTL,
             failure_ttl=self.FAILURE_TTL,
-            job_timeout=self.JOB_TIMEOUT,
+            job_timeout=timeout,
         )
 
     def catch_up_soon(self) -> None:
@@ -581,6 +641,11 @@ class RQJobs(Jobs):
     def publish(self, game_id: str, version: int) -> None:
         super().publish(game_id, version)
         self.connection.publish(appended_channel(game_id), str(version))
+
+    def announce_analysis(self, game_id: str, record: dict[str, Any]) -> None:
+        # Every process's streams, this one's included, hear it through pub/sub.
+        note = analyses.stream_note(record)
+        self.connection.publish(appended_channel(game_id), NOTE_PREFIX + json.dumps(note))
 
     def announce(self, game_id: str, version: int) -> bool:
         if not isinstance(self.state, RedisJobState):
@@ -666,7 +731,8 @@ def run_worker(
     queues: list[str] | None = None,
 ) -> int:
     """``meeple worker``: an RQ worker for the service's queues (``queues``: a choice of
-    ``steps`` and ``notify``; default both, steps first), with the sweep in a thread.
+    ``steps``, ``notify`` and ``analyses``; default the first two, steps first), with the
+    sweep in a thread.
 
     The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
     warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
@@ -697,7 +763,8 @@ def run_worker(
     sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
     sweeper.start()
     # Listed in this order, RQ takes a waiting step before any notification.
-    served = [jobs.queues[name] for name in ("steps", "notify") if name in (queues or jobs.queues)]
+    wanted = queues or ["steps", "notify"]
+    served = [jobs.queues[name] for name in ("steps", "notify", "analyses") if name in wanted]
     worker = SimpleWorker(served, connection=jobs.connection)
     try:
         worker.work(burst=burst, logging_level="INFO")

@@ -54,6 +54,8 @@ RULES = (
          ("api.post_action", "history.post_seat_action")),
     Rule("rate_limit_undo", "undo", "Too many undos and redos with this token", "token",
          ("history.post_undo", "history.post_redo")),
+    Rule("rate_limit_analyses", "analyses", "Too many analyses asked for", "token",
+         ("analyses.post_analysis",)),
 )  # fmt: skip
 
 #: Every endpoint that may answer 429 (openapi.yaml says so).

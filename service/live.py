@@ -19,6 +19,7 @@ compose) the locks and events are gevent's, and a stream waiting for news is a g
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -40,6 +41,10 @@ log = logging.getLogger(__name__)
 #: a little behind; a stream further behind (a resume from long ago, a start from ``after``)
 #: reads its way up from the store. A feed starts empty: an idle game's costs next to nothing.
 KEEP = 64
+
+#: Pub/sub messages on a game's channel that start with this carry a note (JSON) for its
+#: streams instead of a version: an analysis's progress (service.analyses).
+NOTE_PREFIX = "note "
 
 #: The pub/sub channel an append to a game is announced on, and the pattern for all games.
 CHANNEL = "meeple:{{{game_id}}}:appended"
@@ -94,6 +99,21 @@ class GameFeed:
         self._view = FeedView(0, False, 0, ())
         #: (seq, viewer key) -> the SSE message: each viewer kind's text is made once.
         self._texts: dict[tuple[int, tuple[Any, ...]], str] = {}
+        #: The latest notes (not events: an analysis's progress) and how many came in all.
+        self.notes: list[dict[str, Any]] = []
+        self.notes_seen = 0
+
+    def add_note(self, note: dict[str, Any]) -> None:
+        """Keep a note for the streams (the latest KEEP of them)."""
+        with self._lock:
+            self.notes = [*self.notes, note][-KEEP:]
+            self.notes_seen += 1
+
+    def notes_after(self, seen: int) -> tuple[list[dict[str, Any]], int]:
+        """The notes that came after the first ``seen`` (those still kept), and the count."""
+        with self._lock:
+            fresh = min(self.notes_seen - seen, len(self.notes))
+            return (self.notes[len(self.notes) - fresh :] if fresh > 0 else []), self.notes_seen
 
     def mark_stale(self, version: int | None = None) -> None:
         """An append happened (at ``version`` when known): the next look reads the store."""
@@ -241,6 +261,18 @@ class StreamHub:
         for watcher in watchers:
             watcher.wake()
 
+    def note(self, game_id: str, note: dict[str, Any]) -> None:
+        """A note for the game's streams (nothing was appended): they send it to whoever may
+        see it."""
+        with self._lock:
+            feed = self.feeds.get(game_id)
+            if feed is None:
+                return
+            feed.add_note(note)
+            watchers = list(feed.watchers)
+        for watcher in watchers:
+            watcher.wake()
+
     def end_streams(self) -> None:
         """Have every stream end at its next look (the server is shutting down)."""
         with self._lock:
@@ -285,6 +317,13 @@ class StreamHub:
     def _announced(self, channel: bytes | str, data: bytes | str) -> None:
         name = channel.decode() if isinstance(channel, bytes) else channel
         game_id = name[len("meeple:{") : -len("}:appended")]
+        text = data.decode() if isinstance(data, bytes) else str(data)
+        if text.startswith(NOTE_PREFIX):
+            try:
+                self.note(game_id, json.loads(text[len(NOTE_PREFIX) :]))
+            except ValueError:
+                log.warning("live streams: a malformed note on %s", name)
+            return
         try:
             version: int | None = int(data)
         except (TypeError, ValueError):

@@ -246,6 +246,7 @@ def _events(
         )
 
     watcher = services.jobs.subscribe(game_id)
+    notes_seen = watcher.feed.notes_seen
     try:
         yield f"retry: {RECONNECT_MS}\n\n"
         quiet_since = began
@@ -255,6 +256,11 @@ def _events(
                 yield _goodbye("the server is restarting")
                 return
             view = watcher.view(services, settings.stream_poll)
+            notes, notes_seen = watcher.feed.notes_after(notes_seen)
+            shown = [note for note in notes if _may_see_note(note, viewer, view)]
+            if shown:
+                yield "".join(format_note(note) for note in shown)
+                quiet_since = time.monotonic()
             batch = view.after(cursor)
             if batch is None:  # further behind than the feed keeps: read from the store
                 batch = services.store.read(
@@ -285,6 +291,22 @@ def _events(
     finally:
         watcher.close()
         slot.release()
+
+
+def format_note(note: dict[str, Any]) -> str:
+    """An ``analysis`` message: how an analysis stands (no ``id``: it is not an event, and
+    Last-Event-ID keeps naming the last event)."""
+    data = json.dumps(note, ensure_ascii=False, separators=(",", ":"))
+    return f"event: analysis\ndata: {data}\n\n"
+
+
+def _may_see_note(note: dict[str, Any], viewer: Viewer, view: FeedView) -> bool:
+    """An analysis of an unfinished game is its seat's secret (service.analyses)."""
+    if viewer.admin:
+        return True
+    if int(note.get("at", 0)) < view.sealed:
+        return False
+    return view.finished or viewer.holder or viewer.seat == note.get("seat")
 
 
 def _goodbye(reason: str) -> str:

@@ -34,21 +34,41 @@ class GreedyAgent:
         legal = ruleset.legal_actions(state, seat)
         if not legal:
             raise ValueError(f"seat {seat} has no legal action")
-        candidates = list(legal)
-        rng.shuffle(candidates)
-        candidates = candidates[: self.max_candidates]
-        world = ruleset.resample_hidden(state, seat, rng)
-        best, best_value = candidates[0], float("-inf")
-        for action in candidates:
-            after = copy_state(world)
-            try:
-                play(ruleset, after, seat, action, rng)
-            except IllegalAction:
-                continue  # legal at the table, not in this redraw of what the seat cannot see
-            run_system_steps(ruleset, after, rng)
-            values = evaluate(ruleset, after)
-            rivals = [value for other, value in enumerate(values) if other != seat]
-            value = values[seat] - (max(rivals) if rivals else 0.0)
+        ranked = one_ply_values(ruleset, state, seat, legal, rng, self.max_candidates)
+        best, best_value = ranked[0][0], float("-inf")
+        for action, value in ranked:
             if value > best_value:
                 best, best_value = action, value
         return best
+
+
+def one_ply_values(
+    ruleset: Ruleset,
+    state: State,
+    seat: int,
+    legal: list[Action],
+    rng: random.Random,
+    max_candidates: int = MAX_CANDIDATES,
+) -> list[tuple[Action, float]]:
+    """Up to ``max_candidates`` of ``legal`` (a seeded sample beyond), in a seeded order, each
+    with how far ahead of its best rival it leaves ``seat`` by the game's evaluation, one
+    step ahead on one redraw of what the seat cannot see (-inf where that redraw forbids it).
+    """
+    candidates = list(legal)
+    rng.shuffle(candidates)
+    candidates = candidates[:max_candidates]
+    world = ruleset.resample_hidden(state, seat, rng)
+    valued = []
+    for action in candidates:
+        after = copy_state(world)
+        try:
+            play(ruleset, after, seat, action, rng)
+        except IllegalAction:
+            # legal at the table, not in this redraw of what the seat cannot see
+            valued.append((action, float("-inf")))
+            continue
+        run_system_steps(ruleset, after, rng)
+        values = evaluate(ruleset, after)
+        rivals = [value for other, value in enumerate(values) if other != seat]
+        valued.append((action, values[seat] - (max(rivals) if rivals else 0.0)))
+    return valued

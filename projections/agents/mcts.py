@@ -10,7 +10,10 @@ One tree is grown over the deciding seat's information set. Each iteration:
    tried, follow the child with the best UCB1 score for the seat that moves there, counting
    a child's *availability* (how often it was legal) instead of its parent's visits;
 3. **expand** one untried action (progressive widening bounds how many children a node may
-   have, so a decision listing thousands of actions is still searched in depth);
+   have, so a decision listing thousands of actions is still searched in depth); at the root
+   the untried actions come best first by the greedy agent's one-ply evaluation (a *prior*,
+   computed once per search on one determinization), so with thousands of candidates (a
+   Gutenberg plan phase) the few the budget can try are the promising ones, not a random few;
 4. **roll out** with random legal actions, for at most ``rollout_steps`` seat actions, then
    value the position: the final ranking once the game is over, otherwise the game's
    evaluation (``projections.agents.evaluation``);
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from events.envelope import canonical_json
 from projections.agents.budget import Budget
 from projections.agents.evaluation import evaluate
+from projections.agents.greedy import one_ply_values
 from projections.agents.playout import mover, outcomes, play, rollout
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
@@ -117,10 +121,12 @@ class MctsAgent:
         budget: Budget | None = None,
         rollout_steps: int = ROLLOUT_STEPS,
         exploration: float = EXPLORATION,
+        prior: bool = True,
     ) -> None:
         self.budget = budget or Budget(iterations=ITERATIONS)
         self.rollout_steps = rollout_steps
         self.exploration = exploration
+        self.prior = prior
 
     def choose(self, ruleset: Ruleset, state: State, seat: int, rng: random.Random) -> Action:
         """The most played root action after the budget's playouts."""
@@ -142,10 +148,15 @@ class MctsAgent:
             raise ValueError(f"seat {seat} has no legal action")
         root = Node()
         more = self.budget.start()
+        ranks: dict[bytes, int] = {}
+        if self.prior and len(legal) > 1:
+            valued = one_ply_values(ruleset, state, seat, legal, rng)
+            valued.sort(key=lambda pair: -pair[1])  # stable: ties keep the seeded order
+            ranks = {action_key(seat, action): rank for rank, (action, _) in enumerate(valued)}
         done = 0
         while more(done) and not (cancelled is not None and cancelled()):
             world = ruleset.resample_hidden(state, seat, rng)
-            self._iterate(ruleset, world, seat, root, rng)
+            self._iterate(ruleset, world, seat, root, rng, ranks)
             done += 1
             if progress is not None:
                 progress(done)
@@ -154,7 +165,13 @@ class MctsAgent:
         return Search(seat=seat, playouts=done, pick=pick or legal[0], root=root)
 
     def _iterate(
-        self, ruleset: Ruleset, world: State, seat: int, root: Node, rng: random.Random
+        self,
+        ruleset: Ruleset,
+        world: State,
+        seat: int,
+        root: Node,
+        rng: random.Random,
+        ranks: dict[bytes, int],
     ) -> None:
         path = [root]
         node = root
@@ -168,7 +185,11 @@ class MctsAgent:
                     child.availability += 1
             untried = [key for key in keyed if key not in node.children]
             if untried and (node.may_widen() or not any(k in keyed for k in node.children)):
-                key = untried[rng.randrange(len(untried))]
+                ranked = [key for key in untried if key in ranks] if node is root else []
+                if ranked:
+                    key = min(ranked, key=ranks.__getitem__)
+                else:
+                    key = untried[rng.randrange(len(untried))]
                 child = Node(seat=actor, action=keyed[key], availability=1)
                 node.children[key] = child
             else:

@@ -254,10 +254,23 @@ def test_a_worker_of_its_own_serves_the_automatic_steps_and_nothing_else(
     assert build_parser().parse_args(command[1:]).queue == ["steps"]
 
 
+def test_a_worker_of_its_own_serves_the_analyses_which_no_other_worker_takes(
+    compose: dict[str, Any],
+) -> None:
+    from service.cli import build_parser
+
+    command = command_of(compose["services"]["analyses-worker"])
+    assert command[:2] == ["meeple", "worker"]
+    assert build_parser().parse_args(command[1:]).queue == ["analyses"]
+    for name in ("worker", "steps-worker"):
+        queues = build_parser().parse_args(command_of(compose["services"][name])[1:]).queue
+        assert "analyses" not in (queues or []), name
+
+
 def test_api_and_worker_share_the_redis_store_and_queues_and_wait_for_redis(
     compose: dict[str, Any],
 ) -> None:
-    for name in ("api", "worker", "steps-worker"):
+    for name in ("api", "worker", "steps-worker", "analyses-worker"):
         service = compose["services"][name]
         environment = service["environment"]
         assert environment["MEEPLE_STORE_URL"].startswith("redis://redis:")
