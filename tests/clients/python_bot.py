@@ -41,6 +41,7 @@ from meeple_ledger_client.models import (
     ActionResult,
     CreatedGame,
     CreateGame,
+    CreateGameOptions,
     GameStatus,
     GameSummary,
     LegalActions,
@@ -50,6 +51,10 @@ from meeple_ledger_client.types import File
 
 #: a random game ends long before this many actions
 MAX_ACTIONS = 20_000
+#: Options a game is created with. Random players rarely bring Impendium to its end (40 to
+#: 170 rounds); its ``round_limit`` ends it after a round with the normal ranking, the way
+#: docs/rules/impendium.md gives to bound timed play and simulations.
+OPTIONS: dict[str, dict[str, Any]] = {"impendium": {"round_limit": 10}}
 #: seconds to wait for the stream to bring an automatic step
 STEP_WAIT_SECONDS = 60.0
 
@@ -165,12 +170,26 @@ def answer_extras(result: ActionResult) -> tuple[GameStatus | None, LegalActions
     return status, legal
 
 
-def play(base_url: str, ruleset: str, players: int, rng: random.Random) -> dict[str, Any]:
-    """Create a game of ``ruleset`` and play it to its end; what it cost."""
+def play(
+    base_url: str,
+    ruleset: str,
+    players: int,
+    rng: random.Random,
+    admin_key: str | None = None,
+    game_seed: str | None = None,
+) -> dict[str, Any]:
+    """Create a game of ``ruleset`` and play it to its end; what it cost. With the admin
+    key the game's seed is ``game_seed``, so the same seeds replay the same game."""
     tally = Tally()
     anonymous = anonymous_client(base_url, tally)
     names = [f"Bot {seat + 1}" for seat in range(players)]
-    created = create_game.sync(client=anonymous, body=CreateGame(ruleset=ruleset, players=names))
+    options = CreateGameOptions.from_dict(OPTIONS.get(ruleset, {}))
+    body = CreateGame(ruleset=ruleset, players=names, options=options)
+    creator = anonymous
+    if admin_key and game_seed:
+        body.seed = game_seed
+        creator = seat_client(base_url, admin_key, tally)
+    created = create_game.sync(client=creator, body=body)
     assert isinstance(created, CreatedGame), created
     seats = {seat.seat: seat_client(base_url, seat.token, tally) for seat in created.seats}
     posters = {
@@ -267,13 +286,16 @@ def rulesets_and_players(base_url: str) -> Iterator[tuple[str, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--base-url", required=True)
-    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=12, help="the bot's choices")
+    parser.add_argument("--admin-key", help="to choose each game's seed: the same run again")
     parser.add_argument("rulesets", nargs="*", help="ruleset ids (default: every one hosted)")
     arguments = parser.parse_args()
-    rng = random.Random(arguments.seed)
     hosted = dict(rulesets_and_players(arguments.base_url))
     for ruleset in arguments.rulesets or sorted(hosted):
-        print(json.dumps(play(arguments.base_url, ruleset, hosted[ruleset], rng)), flush=True)
+        rng = random.Random(f"{arguments.seed}-{ruleset}")
+        seed = f"python-bot-{ruleset}-{arguments.seed}"
+        game = play(arguments.base_url, ruleset, hosted[ruleset], rng, arguments.admin_key, seed)
+        print(json.dumps(game), flush=True)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 BOT = HERE / "python_bot.py"
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 MYPY = Path(sys.executable).with_name("mypy")
+ADMIN_KEY = "clients-test-admin-key-0123456789"
 
 
 def run(command: list[str], timeout: float, **options: Any) -> subprocess.CompletedProcess[str]:
@@ -106,9 +107,11 @@ def test_the_bot_passes_mypy_strict(generated: Generated, tmp_path: Path) -> Non
 def test_the_bot_plays_every_ruleset_to_the_end_following_the_stream(
     generated: Generated, live_server: Callable[..., LiveServer]
 ) -> None:
-    server = live_server(MEEPLE_RATE_LIMITS="off")
+    server = live_server(MEEPLE_RATE_LIMITS="off", MEEPLE_ADMIN_KEY=ADMIN_KEY)
+    # the admin key lets the bot seed the games too: the same games on every run
+    command = [sys.executable, str(BOT), "--base-url", server.base, "--seed", "12"]
     done = run(
-        [sys.executable, str(BOT), "--base-url", server.base, "--seed", "12"],
+        [*command, "--admin-key", ADMIN_KEY],
         timeout=900,
         env={**os.environ, "PYTHONPATH": str(generated.folder)},
     )
