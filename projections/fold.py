@@ -634,6 +634,14 @@ class Folder:
             return game.copy()
         return game
 
+    def cached(self, game_id: str) -> Game | None:
+        """A copy of the cached latest game, without asking the store whether it moved on
+        (for a caller that knows it did not, or that checks when it appends); None if not
+        cached."""
+        with self._lock:
+            cached = self._cache.get(game_id)
+        return cached.copy() if cached is not None else None
+
     def remember(self, game: Game) -> None:
         """Put a game the caller just advanced (e.g. after an append) into the cache."""
         self._remember(game.copy())

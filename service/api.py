@@ -18,7 +18,7 @@ from marshmallow import Schema, ValidationError
 from projections.fold import Game
 from projections.ruleset import all_rulesets
 from service import commands
-from service.auth import Viewer, require_admin, require_seat, resolve_viewer
+from service.auth import AuthError, Viewer, require_admin, require_seat, resolve_viewer
 from service.bootstrap import Services
 from service.errors import ApiError
 from service.json_input import MalformedJson
@@ -498,8 +498,15 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         409: Conflict
     """
     found = services()
-    game = commands.load_game(found, game_id)
-    seat = require_seat(viewer_of(game))
+    game, checked = commands.load_for_action(found, game_id)
+    try:
+        seat = require_seat(viewer_of(game))
+    except AuthError:
+        if checked:
+            raise
+        # The cache may not know a seat taken a moment ago in another process: ask the store.
+        game, checked = commands.load_game(found, game_id), True
+        seat = require_seat(viewer_of(game))
     if_match = request.headers.get("If-Match")
     expected = None
     if if_match is not None:
@@ -513,7 +520,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
         )
     action = load_action(game, json_body())
-    result = commands.act(found, game_id, seat, action, expected, key, loaded=game)
+    result = commands.act(found, game_id, seat, action, expected, key, loaded=game, checked=checked)
     view = result.game.ruleset.view(result.game.state, seat)
     headers = {"ETag": etag(result.version)}
     if result.replayed:

@@ -4,6 +4,12 @@ A command: load the game (the Folder's cache, else snapshot + fold) -> decide on
 -> append at the expected version -> advance the cache -> hand over to the jobs. Errors
 are domain errors (IllegalAction, ConcurrencyConflict, GameNotFound, AwaitingSystemStep,
 CommandError); ``service.errors`` alone maps them to HTTP statuses.
+
+An action costs one durable round trip to a Redis deployment (docs/operations.md,
+"Speed"): the game is decided on from the cache when this process knows it is current
+(``load_for_action``), the store remembers the head hash it seals on, and what the append
+makes due (the automatic step's job, the live announcement, webhook notices, read-model
+catch-up) is written by the append's own script (``Jobs.side_writes``).
 """
 
 from __future__ import annotations
@@ -98,6 +104,23 @@ def load_game(services: Services, game_id: str, at: int | None = None) -> Game:
         return services.folder.load(game_id, at=at)
     except KeyError:
         raise GameNotFound(game_id) from None
+
+
+def load_for_action(services: Services, game_id: str) -> tuple[Game, bool]:
+    """The game to decide an action on, and whether it was read from the store just now.
+
+    The cached game is taken as it is, without a read, when the announcements say it is
+    the latest (``StreamHub.is_current``: this process appended it last and no later append
+    was announced). A decision that refuses the action is made again on a read game before
+    it is believed (``act``), and the append checks the version and head hash itself.
+    """
+    if not GAME_ID.match(game_id):
+        raise GameNotFound(game_id)
+    streams = getattr(services.jobs, "streams", None)
+    cached = services.folder.cached(game_id)
+    if cached is not None and streams is not None and streams.is_current(game_id, cached.version):
+        return cached, False
+    return load_game(services, game_id), True
 
 
 def catch_up(services: Services) -> int:
@@ -214,6 +237,7 @@ def act(
     idempotency_key: str | None = None,
     *,
     loaded: Game | None = None,
+    checked: bool = True,
 ) -> ActResult:
     """Apply a seat's action and append it.
 
@@ -221,17 +245,26 @@ def act(
     appended. Without it a concurrent append is retried a bounded number of times on the
     new state. A repeated ``idempotency_key`` of this seat returns the first result.
     ``loaded`` is the game as the caller just loaded it (a copy it hands over), which
-    saves the first attempt a load.
+    saves the first attempt a load; ``checked`` False says it came from the cache unread
+    (``load_for_action``), so a refusal is checked on the stored game first.
     """
     # Keys are per seat: another seat reusing a key must never see this seat's response.
     key = f"seat{seat}:{idempotency_key}" if idempotency_key is not None else None
     attempts = services.config.action_retries + 1
     for attempt in range(attempts):
-        game = loaded if attempt == 0 and loaded is not None else load_game(services, game_id)
+        if attempt == 0 and loaded is not None:
+            game = loaded
+        else:
+            game, checked = load_game(services, game_id), True
         try:
-            if expected_version is not None and expected_version != game.version:
-                raise ConcurrencyConflict(game_id, expected_version, game.version)
-            event, new_state = _decide(game, seat, action)
+            try:
+                event, new_state = _decide_at(game, seat, action, expected_version)
+            except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
+                if checked:
+                    raise
+                # The cache may be behind (an append announced too late): ask the store.
+                game, checked = load_game(services, game_id), True
+                event, new_state = _decide_at(game, seat, action, expected_version)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
             earlier = _earlier_result(services, game_id, seat, key, action)
             if earlier is not None:
@@ -252,6 +285,15 @@ def act(
             return _replayed(services, game_id, seat, result.envelopes[0], action)
         return ActResult(result.version, game)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _decide_at(
+    game: Game, seat: int, action: Action, expected_version: int | None
+) -> tuple[NewEvent, State]:
+    """``_decide``, after checking the version the client pinned (If-Match)."""
+    if expected_version is not None and expected_version != game.version:
+        raise ConcurrencyConflict(game.meta["game_id"], expected_version, game.version)
+    return _decide(game, seat, action)
 
 
 def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
@@ -315,9 +357,29 @@ def append(
     """Append ``events`` at ``expected_version``, advance the cached game, run the jobs.
 
     ``game`` (at ``expected_version``, owned by the caller) and ``new_state`` (after the one
-    step event being appended) let the cache advance without folding the step again.
+    step event being appended) let the cache advance without folding the step again, and
+    tell the jobs what the append makes due before it is stored, so the store's append can
+    write that too (``Jobs.side_writes``: one round trip on Redis).
     """
-    result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    jobs = services.jobs
+    due = None
+    then: list[Any] = []
+    if (
+        game is not None
+        and new_state is not None
+        and len(events) == 1
+        and events[0].type in STEP_TYPES
+        and hasattr(jobs, "due_after")
+    ):
+        awaiting = bool(game.ruleset.status(new_state).get("awaiting_system"))
+        due = jobs.due_after(game_id, expected_version + 1, awaiting)
+        then = jobs.side_writes(due)
+    if then:
+        result = services.store.append(  # type: ignore[call-arg]
+            game_id, list(events), expected_version, idempotency_key, then=then
+        )
+    else:
+        result = services.store.append(game_id, list(events), expected_version, idempotency_key)
     advanced = None
     if (
         not result.replayed
@@ -333,8 +395,17 @@ def append(
         services.folder.remember(game)
         advanced = game
     try:
-        # Handing over the game as it now stands saves the jobs folding it again.
-        services.jobs.after_append(game_id, result.version, game=advanced)
+        if due is not None and not result.replayed and result.version == due.version:
+            if then:
+                jobs.dispatched(due)
+            else:
+                jobs.dispatch(due)
+        else:
+            # Handing over the game as it now stands saves the jobs folding it again.
+            jobs.after_append(game_id, result.version, game=advanced)
+        streams = getattr(jobs, "streams", None)
+        if streams is not None and not result.replayed:
+            streams.note_appended(game_id, result.version)
     except Exception:
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)
