@@ -14,11 +14,15 @@ catch-up) is written by the append's own script (``Jobs.side_writes``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import secrets
+import threading
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -285,6 +289,129 @@ def act(
             return _replayed(services, game_id, seat, result.envelopes[0], action)
         return ActResult(result.version, game)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Waited:
+    """An action answered after waiting for the automatic steps it made due (``act_waiting``).
+
+    ``applied``: whether the wait was granted at all (not over the per-address cap);
+    ``settled``: whether no automatic step was pending any more when it was answered.
+    """
+
+    result: ActResult
+    applied: bool
+    settled: bool
+
+
+class _Waits:
+    """How many answers wait at once per client address in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def admit(self, address: str, cap: int) -> Iterator[bool]:
+        with self._lock:
+            admitted = self._waiting[address] < cap
+            if admitted:
+                self._waiting[address] += 1
+        try:
+            yield admitted
+        finally:
+            if admitted:
+                with self._lock:
+                    self._waiting[address] -= 1
+                    if not self._waiting[address]:
+                        del self._waiting[address]
+
+    def count(self, address: str) -> int:
+        with self._lock:
+            return self._waiting[address]
+
+
+_WAITS = _Waits()
+
+
+def waiting(address: str) -> int:
+    """How many answers wait for automatic steps for this client address in this process."""
+    return _WAITS.count(address)
+
+
+def act_waiting(
+    services: Services,
+    game_id: str,
+    seat: int,
+    action: Action,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+    *,
+    wait: float,
+    address: str,
+    loaded: Game | None = None,
+    checked: bool = True,
+) -> Waited:
+    """``act``, answered once the automatic steps are done, within ``wait`` seconds.
+
+    The game waits on no step when the seat acts: as ``act``. It awaits one: wait for it,
+    then act. After the action, wait for the steps it made due (and the ones they chain), and
+    answer with the game after them; past ``wait`` seconds, with the game just after the
+    action (``settled`` False). Waiting costs no thread and no polling: it is woken by the
+    game's announcements (``service.live``). At most ``MEEPLE_WAITS_PER_ADDRESS`` answers
+    wait at once per address in this process; beyond them, as ``act``.
+    """
+    with _WAITS.admit(address, services.config.waits_per_address) as admitted:
+        if not admitted or wait <= 0:
+            result = act(
+                services,
+                game_id,
+                seat,
+                action,
+                expected_version,
+                idempotency_key,
+                loaded=loaded,
+                checked=checked,
+            )
+            return Waited(result, applied=admitted, settled=not _awaits_step(result.game))
+        deadline = time.monotonic() + wait
+        # Watching before anything is read: no announcement can fall between look and wait.
+        watcher = services.jobs.subscribe(game_id)
+        try:
+            while True:
+                try:
+                    result = act(
+                        services,
+                        game_id,
+                        seat,
+                        action,
+                        expected_version,
+                        idempotency_key,
+                        loaded=loaded,
+                        checked=checked,
+                    )
+                    break
+                except AwaitingSystemStep:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or watcher.ending:
+                        raise
+                    watcher.wait(remaining)
+                    loaded, checked = None, True
+            game = result.game
+            while _awaits_step(game):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or watcher.ending:
+                    return Waited(result, applied=True, settled=False)
+                if watcher.wait(remaining):
+                    game = load_game(services, game_id)
+            return Waited(ActResult(result.seq, game, result.replayed), True, True)
+        finally:
+            watcher.close()
+
+
+def _awaits_step(game: Game) -> bool:
+    status = game.ruleset.status(game.state)
+    return bool(status.get("awaiting_system")) and not status.get("finished")
 
 
 def _decide_at(
