@@ -22,7 +22,8 @@ feed, which walks the registry and keeps a cursor per game, sees every game that
 written and only if they were (not on a conflict or a replayed idempotency key): the caller's
 side writes (queueing the work an append makes due, announcing it) cost no round trip of
 their own. The store does not know what they mean; two guards let a caller make some of them
-conditional (``SKIP_UNLESS_EXISTS``, ``SKIP_IF_FIELD_IN``). Those commands name keys the
+conditional (``SKIP_UNLESS_EXISTS``, ``SKIP_IF_FIELD_IN``), and ``REPLY_EXISTS`` tells it
+whether a key exists (``AppendResult.replies``). Those commands name keys the
 script does not declare, so ``then`` is for a single server only (never a cluster).
 """
 
@@ -57,6 +58,10 @@ SKIP_UNLESS_EXISTS = "meeple:skip-unless-exists"
 #: if the hash field's value is one of the values.
 SKIP_IF_FIELD_IN = "meeple:skip-if-field-in"
 
+#: ``then`` entry ``(REPLY_EXISTS, key)``: whether key exists (1 or 0) is added to the
+#: append's ``replies``, in order (so the caller learns it without a round trip of its own).
+REPLY_EXISTS = "meeple:reply-exists"
+
 #: One Redis command: its name and arguments, as redis-py would send them.
 Command = Sequence[str | bytes | int | float]
 
@@ -89,6 +94,7 @@ if ARGV[2] ~= '' then
 end
 local at = 6 + count
 local skip = 0
+local replies = {'ok', string.format('%d', last)}
 while at <= #ARGV do
   local words = tonumber(ARGV[at])
   local command = {unpack(ARGV, at + 1, at + words)}
@@ -99,6 +105,8 @@ while at <= #ARGV do
     if redis.call('EXISTS', command[2]) == 0 then
       skip = tonumber(command[3])
     end
+  elseif command[1] == 'meeple:reply-exists' then
+    table.insert(replies, redis.call('EXISTS', command[2]))
   elseif command[1] == 'meeple:skip-if-field-in' then
     local value = redis.call('HGET', command[2], command[3])
     for index = 5, #command do
@@ -110,7 +118,7 @@ while at <= #ARGV do
     redis.call(unpack(command))
   end
 end
-return {'ok', string.format('%d', last)}
+return replies
 """
 
 REGISTER_SCRIPT = """
@@ -228,7 +236,8 @@ class RedisEventStore(EventStore):
         verdict, detail = outcome[0], outcome[1]
         if verdict == "ok":
             self._remember_head(game_id, int(detail), chain)
-            return AppendResult(version=int(detail), envelopes=envelopes)
+            replies = tuple(int(reply) for reply in outcome[2:])
+            return AppendResult(version=int(detail), envelopes=envelopes, replies=replies)
         with self._heads_lock:
             self._heads.pop(game_id, None)
         if verdict == "replayed":

@@ -519,12 +519,13 @@ def append(
         game.effective.append(result.version)
         game.redo.clear()
         game.version = result.version
-        services.folder.remember(game)
+        # Handed to the cache as it is: from here on the game is only read (the answer's view).
+        services.folder.adopt(game)
         advanced = game
     try:
         if due is not None and not result.replayed and result.version == due.version:
             if then:
-                jobs.dispatched(due)
+                jobs.dispatched(due, result.replies)
             else:
                 jobs.dispatch(due)
         else:

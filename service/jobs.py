@@ -39,7 +39,7 @@ from typing import Any
 
 import redis
 
-from events.redis_store import SKIP_IF_FIELD_IN, SKIP_UNLESS_EXISTS, Command, RedisEventStore
+from events.redis_store import REPLY_EXISTS, SKIP_IF_FIELD_IN, Command, RedisEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import commands, notifications
@@ -384,9 +384,14 @@ class Jobs:
         runs after the append)."""
         return []
 
-    def dispatched(self, due: Due) -> None:
-        """``side_writes(due)`` ran with the append: what is left to do in this process."""
+    def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
+        """``side_writes(due)`` ran with the append (``replies``: what it was told): what is
+        left to do in this process."""
         self.streams.wake(due.game_id, due.version)
+        if replies and replies[0]:
+            self.enqueue(
+                "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
 
     def catch_up_due(self) -> bool:
         """Whether this append should ask the read models to catch up (batched: see RQJobs)."""
@@ -648,11 +653,8 @@ class RQJobs(Jobs):
             job_id = system_step_key(due.game_id, due.version)
             commands += self._enqueue_once("system_step", due.game_id, due.version, job_id=job_id)
         commands.append(("PUBLISH", appended_channel(due.game_id), str(due.version)))
-        notify = self._enqueue_once(
-            "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
-        )
-        commands.append((SKIP_UNLESS_EXISTS, RedisJobState.webhooks_key(due.game_id), len(notify)))
-        commands += notify
+        # Whether the game has webhooks (rare): its notice is enqueued after, if so.
+        commands.append((REPLY_EXISTS, RedisJobState.webhooks_key(due.game_id)))
         if due.catch_up:
             commands += self._enqueue_once("catch_up", job_id="catch_up", queue="notify")
         return commands

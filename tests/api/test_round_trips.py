@@ -98,6 +98,34 @@ def test_an_action_that_makes_a_step_due_is_one_round_trip(
     queues.close()
 
 
+def test_a_game_with_webhooks_has_its_notice_queued_after_the_append(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    hearing(redis_services)
+    game = new_game(client)
+    hook = {
+        "id": "hook-1",
+        "game_id": game["id"],
+        "url": "https://receiver.example/hook",
+        "secret": "s",
+        "events": ["action"],
+        "owner": {"seat": 0},
+        "created_at": 0.0,
+        "cursor": 1,
+    }
+    assert redis_services.jobs.state.add_webhook(hook)
+    queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+    with round_trips(monkeypatch) as sent:
+        play(client, game, 0, {"type": "bid", "amount": 3})
+    # The append's call says the game has webhooks; its notice is queued after it (RQ: a
+    # look at the job, then its two pipelines) - only games with webhooks pay for it.
+    assert len(sent) == 4, sent
+    assert b"EVALSHA" in sent[0][0]
+    assert queues.hget(f"rq:job:notify-{game['id']}", "status") == b"queued"
+    queues.close()
+
+
 def append_elsewhere(services: Services, game_id: str, seat: int, action: dict[str, Any]) -> None:
     """An action appended by another process (its own services), announced as every one is;
     and the automatic step it makes due, if any, as that process's worker would append it."""

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from events.redis_store import SKIP_IF_FIELD_IN, SKIP_UNLESS_EXISTS, RedisEventStore
+from events.redis_store import (
+    REPLY_EXISTS,
+    SKIP_IF_FIELD_IN,
+    SKIP_UNLESS_EXISTS,
+    RedisEventStore,
+)
 from events.store import ConcurrencyConflict
 from tests.contract.conftest import Backend, redis_cluster_url, redis_url
 from tests.contract.test_store_contract import step
@@ -62,6 +67,15 @@ def test_guards_skip_the_commands_they_cover(redis_store: RedisEventStore) -> No
         ],
     )
     assert redis_store.client.lrange("side", 0, -1) == ["made"]
+
+
+def test_side_writes_may_ask_whether_keys_exist(redis_store: RedisEventStore) -> None:
+    redis_store.client.set("here", "1")
+    result = redis_store.append(
+        "g", [step(1)], 0, then=[(REPLY_EXISTS, "here"), (REPLY_EXISTS, "missing")]
+    )
+    assert result.replies == (1, 0)
+    assert redis_store.append("g", [step(2)], 1).replies == ()
 
 
 def test_side_writes_may_select_another_database_without_moving_the_caller(
