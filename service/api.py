@@ -6,6 +6,7 @@ collects them into openapi.yaml (the convention is explained there).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError
@@ -606,8 +607,15 @@ def load_action(game: Game, body: Any) -> dict[str, Any]:
         raise ValidationError(
             {"type": [f"{game.ruleset.title} has no action {kind!r}: {choices}."]}
         )
-    loaded: dict[str, Any] = schema().load(body)
+    loaded: dict[str, Any] = _schema_instance(schema).load(body)
     return loaded
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_instance(schema: type[Schema]) -> Schema:
+    """One instance per schema class: building one costs more than the load it serves, and a
+    marshmallow schema loads from any number of threads at once."""
+    return schema()
 
 
 @bp.get("/games/<game_id>/events")

@@ -263,10 +263,12 @@ def act(
         try:
             try:
                 event, new_state = _decide_at(game, seat, action, expected_version)
-            except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
+            except (IllegalAction, ConcurrencyConflict):
                 if checked:
                     raise
                 # The cache may be behind (an append announced too late): ask the store.
+                # (Not for a pending automatic step: at worst the seat is asked to come back
+                # a moment later, and a 409 is not worth a read.)
                 game, checked = load_game(services, game_id), True
                 event, new_state = _decide_at(game, seat, action, expected_version)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
@@ -393,9 +395,12 @@ def act_waiting(
                     break
                 except AwaitingSystemStep:
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0 or watcher.ending:
+                    if checked and (remaining <= 0 or watcher.ending):
                         raise
-                    watcher.wait(remaining)
+                    if checked:
+                        # An unchecked cache may await a step appended long ago: ask the
+                        # store first, wait only for a step that is really pending.
+                        watcher.wait(remaining)
                     loaded, checked = None, True
             game = result.game
             while _awaits_step(game):
