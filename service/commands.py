@@ -15,6 +15,7 @@ catch-up) is written by the append's own script (``Jobs.side_writes``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import secrets
@@ -363,18 +364,12 @@ def act_waiting(
     game's announcements (``service.live``). At most ``MEEPLE_WAITS_PER_ADDRESS`` answers
     wait at once per address in this process; beyond them, as ``act``.
     """
+    attempt = functools.partial(
+        act, services, game_id, seat, action, expected_version, idempotency_key
+    )
     with _WAITS.admit(address, services.config.waits_per_address) as admitted:
         if not admitted or wait <= 0:
-            result = act(
-                services,
-                game_id,
-                seat,
-                action,
-                expected_version,
-                idempotency_key,
-                loaded=loaded,
-                checked=checked,
-            )
+            result = attempt(loaded=loaded, checked=checked)
             return Waited(result, applied=admitted, settled=not _awaits_step(result.game))
         deadline = time.monotonic() + wait
         # Watching before anything is read: no announcement can fall between look and wait.
@@ -382,16 +377,7 @@ def act_waiting(
         try:
             while True:
                 try:
-                    result = act(
-                        services,
-                        game_id,
-                        seat,
-                        action,
-                        expected_version,
-                        idempotency_key,
-                        loaded=loaded,
-                        checked=checked,
-                    )
+                    result = attempt(loaded=loaded, checked=checked)
                     break
                 except AwaitingSystemStep:
                     remaining = deadline - time.monotonic()
