@@ -11,12 +11,20 @@ Keys (``meeple`` is the default prefix)::
     meeple:{games}:set    set of registered game ids
     meeple:{games}:log    stream of registrations, in order (the feed discovers games here)
 
-An append reads the head (or remembers it from its own last append to the game), seals
-the batch in Python (hashes need the previous hash), and runs ONE Lua script that declares
-the game's three keys and checks the idempotency key and then the expected version and
-head hash before it writes anything. A game is registered (its own script, on the
-registry's slot) before its first append, so the feed, which walks the registry and keeps
-a cursor per game, sees every game that has events.
+An append reads the head (or remembers it from its own last append to the game, or from a
+read that reached the end of the stream), seals the batch in Python (hashes need the
+previous hash), and runs ONE Lua script that declares the game's three keys and checks the
+idempotency key and then the expected version and head hash before it writes anything. A
+game is registered (its own script, on the registry's slot) before its first append, so the
+feed, which walks the registry and keeps a cursor per game, sees every game that has events.
+
+``append(..., then=commands)`` also runs ``commands`` in that script, after the events are
+written and only if they were (not on a conflict or a replayed idempotency key): the caller's
+side writes (queueing the work an append makes due, announcing it) cost no round trip of
+their own. The store does not know what they mean; two guards let a caller make some of them
+conditional (``SKIP_UNLESS_EXISTS``, ``SKIP_IF_FIELD_IN``), and ``REPLY_EXISTS`` tells it
+whether a key exists (``AppendResult.replies``). Those commands name keys the
+script does not declare, so ``then`` is for a single server only (never a cluster).
 """
 
 from __future__ import annotations
@@ -44,10 +52,25 @@ from events.store import (
 #: How many games' heads (version, last hash) an instance remembers from its own appends.
 HEADS_REMEMBERED = 10_000
 
+#: ``then`` guard ``(SKIP_UNLESS_EXISTS, key, n)``: skip the next n commands unless key exists.
+SKIP_UNLESS_EXISTS = "meeple:skip-unless-exists"
+#: ``then`` guard ``(SKIP_IF_FIELD_IN, key, field, n, value...)``: skip the next n commands
+#: if the hash field's value is one of the values.
+SKIP_IF_FIELD_IN = "meeple:skip-if-field-in"
+
+#: ``then`` entry ``(REPLY_EXISTS, key)``: whether key exists (1 or 0) is added to the
+#: append's ``replies``, in order (so the caller learns it without a round trip of its own).
+REPLY_EXISTS = "meeple:reply-exists"
+
+#: One Redis command: its name and arguments, as redis-py would send them.
+Command = Sequence[str | bytes | int | float]
+
 APPEND_SCRIPT = """
 -- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag)
 -- ARGV: 1 expected version, 2 idempotency key ('' for none), 3 the head hash the batch was
---       sealed on, 4 the batch's last hash, 5.. the envelopes' canonical JSON in seq order
+--       sealed on, 4 the batch's last hash, 5 the number of envelopes n, 6..5+n the
+--       envelopes' canonical JSON in seq order, then the side writes to make after them,
+--       each as its number of words followed by the words (guards: see SKIP_* in Python)
 if ARGV[2] ~= '' then
   local written = redis.call('HGET', KEYS[3], ARGV[2])
   if written then
@@ -60,16 +83,42 @@ local expected = tonumber(ARGV[1])
 if version ~= expected or head ~= ARGV[3] then
   return {'conflict', tostring(version)}
 end
-local count = #ARGV - 4
+local count = tonumber(ARGV[5])
 for offset = 1, count do
-  redis.call('XADD', KEYS[1], string.format('%d-1', expected + offset), 'e', ARGV[4 + offset])
+  redis.call('XADD', KEYS[1], string.format('%d-1', expected + offset), 'e', ARGV[5 + offset])
 end
 local last = expected + count
 redis.call('HSET', KEYS[2], 'version', string.format('%d', last), 'hash', ARGV[4])
 if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[2], string.format('%d:%d', expected + 1, last))
 end
-return {'ok', string.format('%d', last)}
+local at = 6 + count
+local skip = 0
+local replies = {'ok', string.format('%d', last)}
+while at <= #ARGV do
+  local words = tonumber(ARGV[at])
+  local command = {unpack(ARGV, at + 1, at + words)}
+  at = at + words + 1
+  if skip > 0 then
+    skip = skip - 1
+  elseif command[1] == 'meeple:skip-unless-exists' then
+    if redis.call('EXISTS', command[2]) == 0 then
+      skip = tonumber(command[3])
+    end
+  elseif command[1] == 'meeple:reply-exists' then
+    table.insert(replies, redis.call('EXISTS', command[2]))
+  elseif command[1] == 'meeple:skip-if-field-in' then
+    local value = redis.call('HGET', command[2], command[3])
+    for index = 5, #command do
+      if value == command[index] then
+        skip = tonumber(command[4])
+      end
+    end
+  else
+    redis.call(unpack(command))
+  end
+end
+return replies
 """
 
 REGISTER_SCRIPT = """
@@ -137,8 +186,14 @@ class RedisEventStore(EventStore):
         events: Sequence[NewEvent],
         expected_version: int,
         idempotency_key: str | None = None,
+        *,
+        then: Sequence[Command] = (),
     ) -> AppendResult:
+        """The contract's append; ``then``: commands run in the same script after a successful
+        append, on this server (see the module docstring)."""
         check_append(events, expected_version)
+        if then and isinstance(self.client, RedisCluster):
+            raise ValueError("side writes with an append need a single Redis server")
         head_key = self._key(game_id, "head")
         try:
             if expected_version == 0:
@@ -159,17 +214,30 @@ class RedisEventStore(EventStore):
             chain = envelope["hash"]
             envelopes.append(envelope)
         texts = [canonical_json(envelope).decode("utf-8") for envelope in envelopes]
+        side_writes: list[str | bytes | int | float] = []
+        for command in then:
+            side_writes.append(len(command))
+            side_writes.extend(command)
         try:
             outcome = self._append_script(
                 keys=[self._key(game_id, "events"), head_key, self._key(game_id, "idem")],
-                args=[expected_version, idempotency_key or "", prev_hash, chain, *texts],
+                args=[
+                    expected_version,
+                    idempotency_key or "",
+                    prev_hash,
+                    chain,
+                    len(texts),
+                    *texts,
+                    *side_writes,
+                ],
             )
         except redis.RedisError as error:
             raise StoreError(f"the Redis event store failed: {error}") from error
         verdict, detail = outcome[0], outcome[1]
         if verdict == "ok":
             self._remember_head(game_id, int(detail), chain)
-            return AppendResult(version=int(detail), envelopes=envelopes)
+            replies = tuple(int(reply) for reply in outcome[2:])
+            return AppendResult(version=int(detail), envelopes=envelopes, replies=replies)
         with self._heads_lock:
             self._heads.pop(game_id, None)
         if verdict == "replayed":
@@ -187,7 +255,11 @@ class RedisEventStore(EventStore):
             )
         except redis.RedisError as error:
             raise StoreError(f"the Redis event store failed: {error}") from error
-        return [json.loads(fields["e"]) for _, fields in entries]
+        envelopes = [json.loads(fields["e"]) for _, fields in entries]
+        if envelopes and (limit is None or len(envelopes) < limit):
+            # The stream's end as it stood: the next append to it may well be sealed on it.
+            self._remember_head(game_id, envelopes[-1]["seq"], envelopes[-1]["hash"])
+        return envelopes
 
     def version(self, game_id: str) -> int:
         try:
@@ -290,6 +362,9 @@ class RedisEventStore(EventStore):
 
     def _remember_head(self, game_id: str, version: int, head_hash: str) -> None:
         with self._heads_lock:
+            known = self._heads.get(game_id)
+            if known is not None and known[0] > version:
+                return  # a read that finished after a later append of ours
             self._heads[game_id] = (version, head_hash)
             self._heads.move_to_end(game_id)
             while len(self._heads) > HEADS_REMEMBERED:

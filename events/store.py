@@ -31,6 +31,8 @@ class AppendResult:
     version: int
     envelopes: list[Envelope]
     replayed: bool = False
+    #: what side writes asked to be told (a backend's own extension: events.redis_store)
+    replies: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

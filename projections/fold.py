@@ -174,6 +174,21 @@ class Game:
         game._pending = self._pending
         return game
 
+    def share(self) -> Game:
+        """A copy that shares this game's state: the state must then only ever be replaced
+        (as deciding and appending do: ``decide_action`` applies to a copy of its own), never
+        changed in place (as folding does: use ``copy`` for that)."""
+        game = Game(
+            self.ruleset,
+            self.meta,
+            self._state,
+            self.version,
+            list(self.effective),
+            list(self.redo),
+        )
+        game._pending = self._pending
+        return game
+
     def to_snapshot(self) -> dict[str, Any]:
         # The state travels as a JSON string: stores keep payloads as canonical JSON, whose
         # sorted keys would change the order a ruleset iterates its dicts in, and with it
@@ -633,6 +648,20 @@ class Folder:
             self._remember(game)
             return game.copy()
         return game
+
+    def cached(self, game_id: str) -> Game | None:
+        """The cached latest game, without asking the store whether it moved on (for a caller
+        that knows it did not, or that checks when it appends), sharing its state with the
+        cache (``Game.share``: never change it in place); None if not cached."""
+        with self._lock:
+            cached = self._cache.get(game_id)
+        return cached.share() if cached is not None else None
+
+    def adopt(self, game: Game) -> None:
+        """``remember`` without a copy: the caller hands the game over and changes it no more
+        (reading it is fine)."""
+        self._remember(game)
+        self._maybe_snapshot(game)
 
     def remember(self, game: Game) -> None:
         """Put a game the caller just advanced (e.g. after an append) into the cache."""

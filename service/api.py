@@ -6,6 +6,7 @@ collects them into openapi.yaml (the convention is explained there).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError
@@ -19,7 +20,7 @@ from projections import decisions
 from projections.fold import Game
 from projections.ruleset import all_rulesets
 from service import commands
-from service.auth import Viewer, require_admin, require_seat, resolve_viewer
+from service.auth import AuthError, Viewer, require_admin, require_seat, resolve_viewer
 from service.bootstrap import Services
 from service.errors import ApiError
 from service.json_input import MalformedJson
@@ -561,10 +562,16 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         The body is one action object, as ``legal-actions`` lists them. ``If-Match`` pins
         the version the action was chosen at (stale: 409, nothing appended);
         ``Idempotency-Key`` makes a retry return the first response and append nothing.
+        ``Prefer: wait=N`` (RFC 7240) lets the answer wait up to N seconds (at most
+        MEEPLE_MAX_WAIT) for the automatic steps the game awaits: before the action (instead
+        of 409 awaiting_system_step) and after it (the state shown is after them, with
+        ``Preference-Applied``); past N seconds the action is answered with 202 and the
+        ``Location`` of the game's state, still awaiting its step.
       security: [{seatToken: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
+        - Prefer
       requestBody:
         required: true
         content:
@@ -572,9 +579,22 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             schema: {$ref: '#/components/schemas/Action'}
       responses:
         201:
-          description: Appended; the seat's view after it.
+          description: Appended; the seat's view after it (and after the automatic steps it
+            made due, with Prefer wait).
           headers:
             ETag: ETag
+            Idempotent-Replayed: IdempotentReplayed
+            Preference-Applied: PreferenceApplied
+          content:
+            application/json:
+              schema: ActionResultSchema
+        202:
+          description: Appended, but its automatic steps were not done within the wait asked
+            for (Prefer wait); the seat's view after the action, and where to look next.
+          headers:
+            ETag: ETag
+            Location: Location
+            Preference-Applied: PreferenceApplied
             Idempotent-Replayed: IdempotentReplayed
           content:
             application/json:
@@ -584,8 +604,15 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         409: Conflict
     """
     found = services()
-    game = commands.load_game(found, game_id)
-    seat = require_seat(viewer_of(game))
+    game, checked = commands.load_for_action(found, game_id)
+    try:
+        seat = require_seat(viewer_of(game))
+    except AuthError:
+        if checked:
+            raise
+        # The cache may not know a seat taken a moment ago in another process: ask the store.
+        game, checked = commands.load_game(found, game_id), True
+        seat = require_seat(viewer_of(game))
     if_match = request.headers.get("If-Match")
     expected = None
     if if_match is not None:
@@ -599,12 +626,55 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
         )
     action = load_action(game, json_body())
-    result = commands.act(found, game_id, seat, action, expected, key, loaded=game)
+    wait = prefer_wait(request.headers.getlist("Prefer"), found.config.max_wait_seconds)
+    status, headers = 201, {}
+    if wait is None:
+        result = commands.act(
+            found, game_id, seat, action, expected, key, loaded=game, checked=checked
+        )
+    else:
+        waited = commands.act_waiting(
+            found,
+            game_id,
+            seat,
+            action,
+            expected,
+            key,
+            wait=wait,
+            address=request.remote_addr or "unknown",
+            loaded=game,
+            checked=checked,
+        )
+        result = waited.result
+        if waited.applied:
+            headers["Preference-Applied"] = f"wait={wait}"
+            if not waited.settled:
+                status = 202
+                headers["Location"] = url_for("api.get_state", game_id=game_id)
     view = result.game.ruleset.view(result.game.state, seat)
-    headers = {"ETag": etag(result.version)}
+    headers["ETag"] = etag(result.version)
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"
-    return jsonify({"seq": result.seq, "version": result.version, "state": view}), 201, headers
+    body = {"seq": result.seq, "version": result.version, "state": view}
+    return jsonify(body), status, headers
+
+
+def prefer_wait(values: list[str], most: int) -> int | None:
+    """The seconds a ``Prefer: wait=N`` header asks to wait (RFC 7240), capped at ``most``;
+    None when no wait is asked. Other preferences are ignored, as the RFC wants."""
+    asked = None
+    for value in values:
+        for preference in value.split(","):
+            name, _, rest = preference.split(";", 1)[0].partition("=")
+            if name.strip().lower() != "wait":
+                continue
+            seconds = rest.strip().strip('"')
+            if not seconds.isascii() or not seconds.isdigit() or len(seconds) > 9:
+                raise ApiError(
+                    400, "invalid_header", "Prefer: wait=N takes a whole number of seconds."
+                )
+            asked = int(seconds)
+    return None if asked is None else min(asked, most)
 
 
 def load_action(game: Game, body: Any) -> dict[str, Any]:
@@ -623,8 +693,15 @@ def load_action(game: Game, body: Any) -> dict[str, Any]:
         raise ValidationError(
             {"type": [f"{game.ruleset.title} has no action {kind!r}: {choices}."]}
         )
-    loaded: dict[str, Any] = schema().load(body)
+    loaded: dict[str, Any] = _schema_instance(schema).load(body)
     return loaded
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_instance(schema: type[Schema]) -> Schema:
+    """One instance per schema class: building one costs more than the load it serves, and a
+    marshmallow schema loads from any number of threads at once."""
+    return schema()
 
 
 @bp.get("/games/<game_id>/events")

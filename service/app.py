@@ -59,10 +59,11 @@ CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
     "Access-Control-Allow-Headers": (
-        "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, Last-Event-ID"
+        "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, Last-Event-ID, "
+        "Prefer"
     ),
     "Access-Control-Expose-Headers": (
-        "ETag, Location, Retry-After, Idempotent-Replayed, "
+        "ETag, Location, Retry-After, Idempotent-Replayed, Preference-Applied, "
         "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
     ),
     "Access-Control-Max-Age": "600",

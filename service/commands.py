@@ -4,15 +4,26 @@ A command: load the game (the Folder's cache, else snapshot + fold) -> decide on
 -> append at the expected version -> advance the cache -> hand over to the jobs. Errors
 are domain errors (IllegalAction, ConcurrencyConflict, GameNotFound, AwaitingSystemStep,
 CommandError); ``service.errors`` alone maps them to HTTP statuses.
+
+An action costs one durable round trip to a Redis deployment (docs/operations.md,
+"Speed"): the game is decided on from the cache when this process knows it is current
+(``load_for_action``), the store remembers the head hash it seals on, and what the append
+makes due (the automatic step's job, the live announcement, webhook notices, read-model
+catch-up) is written by the append's own script (``Jobs.side_writes``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import re
 import secrets
+import threading
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +109,23 @@ def load_game(services: Services, game_id: str, at: int | None = None) -> Game:
         return services.folder.load(game_id, at=at)
     except KeyError:
         raise GameNotFound(game_id) from None
+
+
+def load_for_action(services: Services, game_id: str) -> tuple[Game, bool]:
+    """The game to decide an action on, and whether it was read from the store just now.
+
+    The cached game is taken as it is, without a read, when the announcements say it is
+    the latest (``StreamHub.is_current``: this process appended it last and no later append
+    was announced). A decision that refuses the action is made again on a read game before
+    it is believed (``act``), and the append checks the version and head hash itself.
+    """
+    if not GAME_ID.match(game_id):
+        raise GameNotFound(game_id)
+    streams = getattr(services.jobs, "streams", None)
+    cached = services.folder.cached(game_id)
+    if cached is not None and streams is not None and streams.is_current(game_id, cached.version):
+        return cached, False
+    return load_game(services, game_id), True
 
 
 def catch_up(services: Services) -> int:
@@ -214,6 +242,7 @@ def act(
     idempotency_key: str | None = None,
     *,
     loaded: Game | None = None,
+    checked: bool = True,
 ) -> ActResult:
     """Apply a seat's action and append it.
 
@@ -221,17 +250,28 @@ def act(
     appended. Without it a concurrent append is retried a bounded number of times on the
     new state. A repeated ``idempotency_key`` of this seat returns the first result.
     ``loaded`` is the game as the caller just loaded it (a copy it hands over), which
-    saves the first attempt a load.
+    saves the first attempt a load; ``checked`` False says it came from the cache unread
+    (``load_for_action``), so a refusal is checked on the stored game first.
     """
     # Keys are per seat: another seat reusing a key must never see this seat's response.
     key = f"seat{seat}:{idempotency_key}" if idempotency_key is not None else None
     attempts = services.config.action_retries + 1
     for attempt in range(attempts):
-        game = loaded if attempt == 0 and loaded is not None else load_game(services, game_id)
+        if attempt == 0 and loaded is not None:
+            game = loaded
+        else:
+            game, checked = load_game(services, game_id), True
         try:
-            if expected_version is not None and expected_version != game.version:
-                raise ConcurrencyConflict(game_id, expected_version, game.version)
-            event, new_state = _decide(game, seat, action)
+            try:
+                event, new_state = _decide_at(game, seat, action, expected_version)
+            except (IllegalAction, ConcurrencyConflict):
+                if checked:
+                    raise
+                # The cache may be behind (an append announced too late): ask the store.
+                # (Not for a pending automatic step: at worst the seat is asked to come back
+                # a moment later, and a 409 is not worth a read.)
+                game, checked = load_game(services, game_id), True
+                event, new_state = _decide_at(game, seat, action, expected_version)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
             earlier = _earlier_result(services, game_id, seat, key, action)
             if earlier is not None:
@@ -252,6 +292,126 @@ def act(
             return _replayed(services, game_id, seat, result.envelopes[0], action)
         return ActResult(result.version, game)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Waited:
+    """An action answered after waiting for the automatic steps it made due (``act_waiting``).
+
+    ``applied``: whether the wait was granted at all (not over the per-address cap);
+    ``settled``: whether no automatic step was pending any more when it was answered.
+    """
+
+    result: ActResult
+    applied: bool
+    settled: bool
+
+
+class _Waits:
+    """How many answers wait at once per client address in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def admit(self, address: str, cap: int) -> Iterator[bool]:
+        with self._lock:
+            admitted = self._waiting[address] < cap
+            if admitted:
+                self._waiting[address] += 1
+        try:
+            yield admitted
+        finally:
+            if admitted:
+                with self._lock:
+                    self._waiting[address] -= 1
+                    if not self._waiting[address]:
+                        del self._waiting[address]
+
+    def count(self, address: str) -> int:
+        with self._lock:
+            return self._waiting[address]
+
+
+_WAITS = _Waits()
+
+
+def waiting(address: str) -> int:
+    """How many answers wait for automatic steps for this client address in this process."""
+    return _WAITS.count(address)
+
+
+def act_waiting(
+    services: Services,
+    game_id: str,
+    seat: int,
+    action: Action,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+    *,
+    wait: float,
+    address: str,
+    loaded: Game | None = None,
+    checked: bool = True,
+) -> Waited:
+    """``act``, answered once the automatic steps are done, within ``wait`` seconds.
+
+    The game waits on no step when the seat acts: as ``act``. It awaits one: wait for it,
+    then act. After the action, wait for the steps it made due (and the ones they chain), and
+    answer with the game after them; past ``wait`` seconds, with the game just after the
+    action (``settled`` False). Waiting costs no thread and no polling: it is woken by the
+    game's announcements (``service.live``). At most ``MEEPLE_WAITS_PER_ADDRESS`` answers
+    wait at once per address in this process; beyond them, as ``act``.
+    """
+    attempt = functools.partial(
+        act, services, game_id, seat, action, expected_version, idempotency_key
+    )
+    with _WAITS.admit(address, services.config.waits_per_address) as admitted:
+        if not admitted or wait <= 0:
+            result = attempt(loaded=loaded, checked=checked)
+            return Waited(result, applied=admitted, settled=not _awaits_step(result.game))
+        deadline = time.monotonic() + wait
+        # Watching before anything is read: no announcement can fall between look and wait.
+        watcher = services.jobs.subscribe(game_id)
+        try:
+            while True:
+                try:
+                    result = attempt(loaded=loaded, checked=checked)
+                    break
+                except AwaitingSystemStep:
+                    remaining = deadline - time.monotonic()
+                    if checked and (remaining <= 0 or watcher.ending):
+                        raise
+                    if checked:
+                        # An unchecked cache may await a step appended long ago: ask the
+                        # store first, wait only for a step that is really pending.
+                        watcher.wait(remaining)
+                    loaded, checked = None, True
+            game = result.game
+            while _awaits_step(game):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or watcher.ending:
+                    return Waited(result, applied=True, settled=False)
+                if watcher.wait(remaining):
+                    game = load_game(services, game_id)
+            return Waited(ActResult(result.seq, game, result.replayed), True, True)
+        finally:
+            watcher.close()
+
+
+def _awaits_step(game: Game) -> bool:
+    status = game.ruleset.status(game.state)
+    return bool(status.get("awaiting_system")) and not status.get("finished")
+
+
+def _decide_at(
+    game: Game, seat: int, action: Action, expected_version: int | None
+) -> tuple[NewEvent, State]:
+    """``_decide``, after checking the version the client pinned (If-Match)."""
+    if expected_version is not None and expected_version != game.version:
+        raise ConcurrencyConflict(game.meta["game_id"], expected_version, game.version)
+    return _decide(game, seat, action)
 
 
 def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
@@ -315,9 +475,29 @@ def append(
     """Append ``events`` at ``expected_version``, advance the cached game, run the jobs.
 
     ``game`` (at ``expected_version``, owned by the caller) and ``new_state`` (after the one
-    step event being appended) let the cache advance without folding the step again.
+    step event being appended) let the cache advance without folding the step again, and
+    tell the jobs what the append makes due before it is stored, so the store's append can
+    write that too (``Jobs.side_writes``: one round trip on Redis).
     """
-    result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    jobs = services.jobs
+    due = None
+    then: list[Any] = []
+    if (
+        game is not None
+        and new_state is not None
+        and len(events) == 1
+        and events[0].type in STEP_TYPES
+        and hasattr(jobs, "due_after")
+    ):
+        awaiting = bool(game.ruleset.status(new_state).get("awaiting_system"))
+        due = jobs.due_after(game_id, expected_version + 1, awaiting)
+        then = jobs.side_writes(due)
+    if then:
+        result = services.store.append(  # type: ignore[call-arg]
+            game_id, list(events), expected_version, idempotency_key, then=then
+        )
+    else:
+        result = services.store.append(game_id, list(events), expected_version, idempotency_key)
     advanced = None
     if (
         not result.replayed
@@ -330,11 +510,21 @@ def append(
         game.effective.append(result.version)
         game.redo.clear()
         game.version = result.version
-        services.folder.remember(game)
+        # Handed to the cache as it is: from here on the game is only read (the answer's view).
+        services.folder.adopt(game)
         advanced = game
     try:
-        # Handing over the game as it now stands saves the jobs folding it again.
-        services.jobs.after_append(game_id, result.version, game=advanced)
+        if due is not None and not result.replayed and result.version == due.version:
+            if then:
+                jobs.dispatched(due, result.replies)
+            else:
+                jobs.dispatch(due)
+        else:
+            # Handing over the game as it now stands saves the jobs folding it again.
+            jobs.after_append(game_id, result.version, game=advanced)
+        streams = getattr(jobs, "streams", None)
+        if streams is not None and not result.replayed:
+            streams.note_appended(game_id, result.version)
     except Exception:
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)

@@ -71,6 +71,16 @@ class Config:
     max_page: int = 1000
     #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
     audit_cache_size: int = 256
+    #: MEEPLE_RATE_LIMIT_SYNC_MS: with Redis, each API process counts rate limits in memory
+    #: and adds them up with the others' through Redis this often; 0 counts in Redis on
+    #: every request (exact across processes, two more round trips per limited request).
+    rate_limit_sync_ms: int = 200
+    #: MEEPLE_MAX_WAIT: the most seconds an action's answer waits for the automatic steps it
+    #: makes due when the client asks (``Prefer: wait=N``); 0 never waits.
+    max_wait_seconds: int = 10
+    #: MEEPLE_WAITS_PER_ADDRESS: answers waiting at once for one client address in one API
+    #: process; beyond it an action is answered at once, as without ``Prefer: wait``.
+    waits_per_address: int = 16
 
 
 _ENV_NAMES = {
@@ -96,6 +106,9 @@ _ENV_NAMES = {
     "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
+    "rate_limit_sync_ms": "MEEPLE_RATE_LIMIT_SYNC_MS",
+    "max_wait_seconds": "MEEPLE_MAX_WAIT",
+    "waits_per_address": "MEEPLE_WAITS_PER_ADDRESS",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
@@ -105,6 +118,9 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_undo_steps",
     "max_page",
     "audit_cache_size",
+    "max_wait_seconds",
+    "waits_per_address",
+    "rate_limit_sync_ms",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -159,6 +175,9 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_TRUSTED_PROXIES cannot be negative")
     for name in RATE_LIMITS:
         _check_rate_limit(_ENV_NAMES[name], getattr(config, name))
+    for name in ("max_wait_seconds", "waits_per_address", "rate_limit_sync_ms"):
+        if getattr(config, name) < 0:
+            raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     for name in ("max_undo_steps", "max_page"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")

@@ -41,6 +41,7 @@ from typing import Any
 
 import redis
 
+from events.redis_store import REPLY_EXISTS, SKIP_IF_FIELD_IN, Command, RedisEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import analyses, commands, notifications
@@ -59,6 +60,8 @@ QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
 #: with ``--queue analyses``: a search of up to MEEPLE_ANALYSIS_MAX_SECONDS never holds a
 #: worker that steps or notifications wait for.
 ANALYSES_QUEUE = "meeple-analyses"
+#: The statuses of an RQ job that has not started yet: one such is not enqueued again.
+WAITING = ("queued", "deferred", "scheduled")
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,18 @@ class JobSettings:
 @functools.lru_cache(maxsize=8)
 def _allow_list(text: str) -> notifications.AllowList:
     return notifications.AllowList.parse(text)
+
+
+@dataclass(frozen=True)
+class Due:
+    """What one append makes due: the automatic step after ``version`` (if ``step``), the
+    webhook notices (whenever the game has webhooks), a read-model catch-up (if ``catch_up``),
+    and waking the game's live streams (always)."""
+
+    game_id: str
+    version: int
+    step: bool
+    catch_up: bool
 
 
 @dataclass(frozen=True)
@@ -364,13 +379,53 @@ class Jobs:
                 game = self.services.folder.load(game_id)
             except KeyError:
                 return
-        if game.version == version and game.ruleset.status(game.state).get("awaiting_system"):
+        awaiting = game.version == version and game.ruleset.status(game.state).get(
+            "awaiting_system"
+        )
+        self.dispatch(self.due_after(game_id, version, bool(awaiting)))
+
+    def due_after(self, game_id: str, version: int, awaiting_system: bool) -> Due:
+        """What an append that brings the game to ``version`` makes due, known before it is
+        stored (from the state after it): the one place that decides what is enqueued."""
+        return Due(game_id, version, step=awaiting_system, catch_up=self.catch_up_due())
+
+    def dispatch(self, due: Due) -> None:
+        """Enqueue what ``due`` says, after its append (each its own call: the fallback of
+        ``side_writes``)."""
+        if due.step:
             # Written down first: if the job is lost, the sweep still finds the step due.
-            self.state.mark_due(game_id, version, time.time())
-            self.enqueue("system_step", game_id, version, job_id=system_step_key(game_id, version))
-        if self.announce(game_id, version):
-            self.enqueue("notify", game_id, version, job_id=f"notify-{game_id}", queue="notify")
-        self.catch_up_soon()
+            self.state.mark_due(due.game_id, due.version, time.time())
+            self.enqueue(
+                "system_step",
+                due.game_id,
+                due.version,
+                job_id=system_step_key(due.game_id, due.version),
+            )
+        if self.announce(due.game_id, due.version):
+            self.enqueue(
+                "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
+        if due.catch_up:
+            self.catch_up_soon()
+
+    def side_writes(self, due: Due) -> list[Command]:
+        """``due`` as commands the event store can run in the append's own script (one round
+        trip for the append and all it makes due); empty when it cannot (then ``dispatch``
+        runs after the append)."""
+        return []
+
+    def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
+        """``side_writes(due)`` ran with the append (``replies``: what it was told): what is
+        left to do in this process."""
+        self.streams.wake(due.game_id, due.version)
+        if replies and replies[0]:
+            self.enqueue(
+                "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
+
+    def catch_up_due(self) -> bool:
+        """Whether this append should ask the read models to catch up (batched: see RQJobs)."""
+        return True
 
     def announce(self, game_id: str, version: int) -> bool:
         """Wake the game's live streams; whether the game has webhooks to notify."""
@@ -599,11 +654,15 @@ class RQJobs(Jobs):
 
         self._catch_up_lock = threading.Lock()
         self._next_catch_up = 0.0
+        self._fusable: tuple[int | None] | None = None
         self.queues = {
             "steps": Queue(STEPS_QUEUE, connection=self.connection),
             "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
             "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
         }
+        # Heard from the start, the announcements tell this process which cached games are
+        # current (commands.load_for_action).
+        self.streams.listen()
 
     def enqueue(
         self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
@@ -612,7 +671,7 @@ class RQJobs(Jobs):
             raise KeyError(name)
         if job_id is not None:
             status = self.connection.hget(f"rq:job:{job_id}", "status")
-            if status in (b"queued", b"deferred", b"scheduled"):
+            if status is not None and status.decode() in WAITING:
                 return
         timeout = self.JOB_TIMEOUT
         if queue == "analyses":  # a search stops by itself after its most seconds
@@ -627,16 +686,75 @@ class RQJobs(Jobs):
             job_timeout=timeout,
         )
 
-    def catch_up_soon(self) -> None:
+    def catch_up_due(self) -> bool:
         """At most one catch-up job per ``CATCH_UP_EVERY`` seconds from this process: under
         load one catch-up reads many appends at once, and every worker's sweep catches up
         too, so the read models trail the log by a moment at most."""
         now = time.monotonic()
         with self._catch_up_lock:
             if now < self._next_catch_up:
-                return
+                return False
             self._next_catch_up = now + self.CATCH_UP_EVERY
-        super().catch_up_soon()
+        return True
+
+    def side_writes(self, due: Due) -> list[Command]:
+        """Everything ``dispatch`` would do, as commands for the append's script, when the
+        event store is a single Redis server that also holds the queues (another database
+        of it is fine: the script selects it, which never changes the caller's)."""
+        database = self._fusable_database()
+        if database is None:
+            return []
+        commands: list[Command] = []
+        if database >= 0:
+            commands.append(("SELECT", database))
+        if due.step:
+            member = f"{due.game_id}:{due.version}"
+            commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
+            job_id = system_step_key(due.game_id, due.version)
+            commands += self._enqueue_once("system_step", due.game_id, due.version, job_id=job_id)
+        commands.append(("PUBLISH", appended_channel(due.game_id), str(due.version)))
+        # Whether the game has webhooks (rare): its notice is enqueued after, if so.
+        commands.append((REPLY_EXISTS, RedisJobState.webhooks_key(due.game_id)))
+        if due.catch_up:
+            commands += self._enqueue_once("catch_up", job_id="catch_up", queue="notify")
+        return commands
+
+    def _enqueue_once(
+        self, name: str, *args: Any, job_id: str, queue: str = "steps"
+    ) -> list[Command]:
+        """The commands RQ sends to enqueue a job, behind a guard that skips them while a job
+        of that id waits (as ``enqueue`` checks)."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            self.queues[queue].enqueue(
+                run_job,
+                name,
+                *args,
+                job_id=job_id,
+                result_ttl=self.RESULT_TTL,
+                failure_ttl=self.FAILURE_TTL,
+                job_timeout=self.JOB_TIMEOUT,
+                pipeline=pipe,
+            )
+            enqueue: list[Command] = [tuple(args) for args, _ in pipe.command_stack]
+        guard = (SKIP_IF_FIELD_IN, f"rq:job:{job_id}", "status", len(enqueue), *WAITING)
+        return [guard, *enqueue]
+
+    def _fusable_database(self) -> int | None:
+        """The database number of the queues, if the event store's script can reach them
+        (-1: the store's own database), else None. Known once per process."""
+        if self._fusable is not None:
+            return self._fusable[0]
+        store = getattr(self.services, "store", None)
+        found: int | None = None
+        if isinstance(store, RedisEventStore) and isinstance(store.client, redis.Redis):
+            ours = self.connection.connection_pool.connection_kwargs
+            theirs = store.client.connection_pool.connection_kwargs
+            place = ("host", "port", "path", "username", "password")
+            if all(ours.get(name) == theirs.get(name) for name in place):
+                database = int(ours.get("db", 0) or 0)
+                found = -1 if database == int(theirs.get("db", 0) or 0) else database
+        self._fusable = (found,)
+        return found
 
     def publish(self, game_id: str, version: int) -> None:
         super().publish(game_id, version)

@@ -3,9 +3,10 @@
 Creating a game and branching one are counted per client address (``request.remote_addr``,
 the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front); actions,
 undo/redo and branching with a token are counted per token, under a hash of it (a request
-without a token counts against its address). The admin key is not limited. The counts live
-in Redis when ``MEEPLE_REDIS_URL`` is set, so every API process shares them, and in the
-process otherwise.
+without a token counts against its address). The admin key is not limited. With
+``MEEPLE_REDIS_URL`` set, each process counts in memory and shares its counts through Redis
+every ``MEEPLE_RATE_LIMIT_SYNC_MS`` milliseconds (``service.rate_counts``: no round trip per
+request), or, with 0 there, counts in Redis on every request; without it, in the process.
 
 A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every limited response
 carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from flask import Flask, request
 from flask_limiter import Limiter
 
+from service import rate_counts  # noqa: F401 - registers the meeple+redis:// counts
 from service.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
 
@@ -66,10 +68,18 @@ def install_rate_limits(app: Flask, config: Config) -> Limiter | None:
     """Limit ``app``'s views as ``RULES`` say (after its blueprints are registered)."""
     if not config.rate_limits:
         return None
+    storage_uri, storage_options = "memory://", {}
+    if config.redis_url and config.rate_limit_sync_ms > 0:
+        # Counted in the process, shared through Redis in the background (service.rate_counts).
+        storage_uri = "meeple+" + config.redis_url
+        storage_options = {"sync_interval": config.rate_limit_sync_ms / 1000}
+    elif config.redis_url:
+        storage_uri = config.redis_url
     limiter = Limiter(
         key_func=client_address,
         app=app,
-        storage_uri=config.redis_url or "memory://",
+        storage_uri=storage_uri,
+        storage_options=storage_options,
         # Two counters per key and no burst of twice the limit at a window's edge.
         strategy="sliding-window-counter",
         headers_enabled=True,

@@ -13,6 +13,11 @@
   are counted in Redis (``RedisStreamSlots``), each slot a lease that its stream renews, so
   the caps hold across every API process and a crashed process's slots expire by themselves.
 
+The same announcements tell each process when its cached games are current
+(``StreamHub.is_current``): a game this process appended last, with no later append announced
+since, is decided on from the cache without reading the store first (the append's own check
+of the version and head hash catches the rare announcement still in flight).
+
 Nothing here blocks a thread for long: under gunicorn's gevent worker (``meeple serve``,
 compose) the locks and events are gevent's, and a stream waiting for news is a greenlet.
 """
@@ -45,6 +50,9 @@ KEEP = 64
 #: Pub/sub messages on a game's channel that start with this carry a note (JSON) for its
 #: streams instead of a version: an analysis's progress (service.analyses).
 NOTE_PREFIX = "note "
+#: How many games' announced versions a process keeps; beyond it, it forgets them all and
+#: trusts no cached game until its own next append to it.
+ANNOUNCED_KEPT = 100_000
 
 #: The pub/sub channel an append to a game is announced on, and the pattern for all games.
 CHANNEL = "meeple:{{{game_id}}}:appended"
@@ -221,7 +229,47 @@ class StreamHub:
         self._listening = threading.Event()
         self._closed = False
         self._ending = False
+        #: game -> the highest version announced by any process (since the subscription)
+        self._versions_heard: dict[str, int] = {}
+        #: game -> the version this process appended last, while no later one was announced
+        self._current: dict[str, int] = {}
+        #: whether the subscription is up now (it was lost, and not yet made again: False)
+        self._hearing = False
         _hubs.add(self)
+
+    def listen(self) -> bool:
+        """Start following every game's announcements (once per process); whether they are
+        being heard now (never without Redis: then nothing is trusted to be current)."""
+        if self._connection is None:
+            return False
+        with self._lock:
+            start = self._listener is None and not self._closed
+            if start:
+                self._listener = threading.Thread(
+                    target=self._listen, name="meeple-stream-listener", daemon=True
+                )
+        if start and self._listener is not None:
+            self._listener.start()
+        return self._hearing
+
+    def note_appended(self, game_id: str, version: int) -> None:
+        """This process appended the game up to ``version``: its cache is current until
+        another append is announced."""
+        if not self.listen():
+            return
+        with self._lock:
+            if self._versions_heard.get(game_id, 0) <= version:
+                self._current[game_id] = version
+
+    def is_current(self, game_id: str, version: int) -> bool:
+        """Whether ``version`` is the game's latest as far as the announcements tell."""
+        if not self._hearing:
+            return False
+        with self._lock:
+            return (
+                self._current.get(game_id) == version
+                and self._versions_heard.get(game_id, 0) <= version
+            )
 
     def watch(self, game_id: str) -> Watcher:
         """Follow a game: the returned watcher is woken by every append to it from now on."""
@@ -232,13 +280,7 @@ class StreamHub:
             watcher = Watcher(self, feed)
             watcher.ending = self._ending
             feed.watchers.add(watcher)
-            start = self._connection is not None and self._listener is None
-            if start:
-                self._listener = threading.Thread(
-                    target=self._listen, name="meeple-stream-listener", daemon=True
-                )
-        if start and self._listener is not None:
-            self._listener.start()
+        self.listen()
         if self._connection is not None and not self._listening.wait(5):
             log.warning("live streams: not subscribed to Redis yet; relying on the store check")
         return watcher
@@ -301,6 +343,11 @@ class StreamHub:
                     if message is None:
                         continue
                     if message["type"] == "psubscribe":
+                        with self._lock:
+                            # Announcements may have been missed: trust no cache until the
+                            # process appends again.
+                            self._current.clear()
+                        self._hearing = True
                         self._listening.set()
                         # Appends made while (re)subscribing may have been missed: look again.
                         for game_id in list(self.feeds):
@@ -308,6 +355,7 @@ class StreamHub:
                     elif message["type"] == "pmessage":
                         self._announced(message["channel"], message["data"])
             except (redis.RedisError, OSError) as error:
+                self._hearing = False
                 if not self._closed:
                     log.warning("live streams: Redis pub/sub failed (%s); reconnecting", error)
                     time.sleep(1.0)
@@ -328,6 +376,14 @@ class StreamHub:
             version: int | None = int(data)
         except (TypeError, ValueError):
             version = None
+        with self._lock:
+            if version is None or len(self._versions_heard) >= ANNOUNCED_KEPT:
+                self._versions_heard.clear()
+                self._current.clear()
+            if version is not None:
+                self._versions_heard[game_id] = max(version, self._versions_heard.get(game_id, 0))
+                if self._current.get(game_id, version) < version:
+                    del self._current[game_id]
         self.wake(game_id, version)
 
 

@@ -214,6 +214,24 @@ def build_spec(
             "schema": {"type": "string", "pattern": '^(W/)?"?[0-9]{1,18}"?$'},
         },
     )
+    components.header(
+        "PreferenceApplied",
+        {
+            "description": "The wait granted to a Prefer: wait=N request (RFC 7240), e.g. "
+            "wait=5 (N capped by MEEPLE_MAX_WAIT)",
+            "schema": {"type": "string", "pattern": "^wait=[0-9]{1,9}$"},
+        },
+    )
+    components.parameter(
+        "Prefer",
+        "header",
+        {
+            "name": "Prefer",
+            "description": "wait=N (RFC 7240): wait up to N seconds for the automatic steps "
+            "the game awaits before answering; other preferences are ignored",
+            "schema": {"type": "string"},
+        },
+    )
     components.parameter(
         "IdempotencyKey",
         "header",

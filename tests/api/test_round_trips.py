@@ -1,0 +1,179 @@
+"""One durable round trip per action on Redis (docs/operations.md, "Speed"): the append, the
+head hash, the announcement to live streams, and what the action makes due (the automatic
+step's job, its due mark, webhook notices, read-model catch-up) go in one script call.
+
+Round trips are counted where redis-py sends: every command or pipeline or script call is
+one ``send_packed_command`` on a connection. The store and the queues are two databases of
+one server, as compose.yaml deploys them; rate limits are off (they have their own count).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+from redis.connection import AbstractConnection
+
+from service import commands
+from service.app import create_app
+from service.bootstrap import Services, bootstrap
+from service.config import load_config
+from service.job_state import RedisJobState
+from service.jobs import STEPS_QUEUE, system_step, system_step_key
+from tests.api.conftest import ADMIN_KEY, bearer, new_game
+
+
+@pytest.fixture
+def redis_services(request: pytest.FixtureRequest) -> Iterator[Services]:
+    url: str = request.getfixturevalue("redis_server_url")
+    with redis.Redis.from_url(url) as client:
+        client.flushall()  # only ever a server this test run started (tests/redis_servers.py)
+    config = load_config(
+        {},
+        store_url=url,
+        redis_url=url.rsplit("/", 1)[0] + "/1",
+        admin_key=ADMIN_KEY,
+        rate_limits=False,
+    )
+    built = bootstrap(config)
+    yield built
+    built.close()
+
+
+@contextmanager
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """The commands this thread sends to Redis inside the block, one entry per round trip."""
+    sent: list[Any] = []
+    me = threading.get_ident()
+    original = AbstractConnection.send_packed_command
+
+    def counting(self: AbstractConnection, command: Any, check_health: bool = True) -> None:
+        if threading.get_ident() == me:
+            sent.append(command)
+        original(self, command, check_health)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(AbstractConnection, "send_packed_command", counting)
+        yield sent
+
+
+def play(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, Any]) -> Any:
+    token = game["seats"][seat]["token"]
+    response = client.post(f"/games/{game['id']}/actions", json=action, headers=bearer(token))
+    assert response.status_code == 201, response.json
+    return response
+
+
+def hearing(services: Services) -> None:
+    """Wait until this process hears the announcements (what lets it trust its cache)."""
+    deadline = time.monotonic() + 10
+    while not services.jobs.streams.listen():
+        assert time.monotonic() < deadline, "never subscribed to the announcements"
+        time.sleep(0.01)
+
+
+def test_an_action_that_makes_a_step_due_is_one_round_trip(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    hearing(redis_services)
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 3})  # the scripts are loaded by now
+    queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+    with round_trips(monkeypatch) as sent:
+        play(client, game, 1, {"type": "bid", "amount": 5})
+    assert len(sent) == 1, sent
+    assert b"EVALSHA" in sent[0][0]
+    # ... and that one call queued the automatic step, marked it due and announced the append.
+    job_id = system_step_key(game["id"], 3)
+    assert queues.lrange(f"rq:queue:{STEPS_QUEUE}", 0, -1) == [job_id.encode()]
+    assert queues.hget(f"rq:job:{job_id}", "status") == b"queued"
+    assert queues.zscore(RedisJobState.DUE_STEPS, f"{game['id']}:3") is not None
+    queues.close()
+
+
+def test_a_game_with_webhooks_has_its_notice_queued_after_the_append(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    hearing(redis_services)
+    game = new_game(client)
+    hook = {
+        "id": "hook-1",
+        "game_id": game["id"],
+        "url": "https://receiver.example/hook",
+        "secret": "s",
+        "events": ["action"],
+        "owner": {"seat": 0},
+        "created_at": 0.0,
+        "cursor": 1,
+    }
+    assert redis_services.jobs.state.add_webhook(hook)
+    queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+    with round_trips(monkeypatch) as sent:
+        play(client, game, 0, {"type": "bid", "amount": 3})
+    # The append's call says the game has webhooks; its notice is queued after it (RQ: a
+    # look at the job, then its two pipelines) - only games with webhooks pay for it.
+    assert len(sent) == 4, sent
+    assert b"EVALSHA" in sent[0][0]
+    assert queues.hget(f"rq:job:notify-{game['id']}", "status") == b"queued"
+    queues.close()
+
+
+def append_elsewhere(services: Services, game_id: str, seat: int, action: dict[str, Any]) -> None:
+    """An action appended by another process (its own services), announced as every one is;
+    and the automatic step it makes due, if any, as that process's worker would append it."""
+    other = bootstrap(services.config)
+    try:
+        loaded = commands.load_game(other, game_id)
+        result = commands.act(other, game_id, seat, action, loaded=loaded)
+        if result.game.ruleset.status(result.game.state).get("awaiting_system"):
+            assert system_step(other, game_id, result.version).appended
+    finally:
+        other.close()
+
+
+def test_an_action_after_another_process_appended_reads_the_game_first(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    hearing(redis_services)
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 3})
+    assert commands.load_for_action(redis_services, game["id"])[1] is False  # trusted
+    append_elsewhere(redis_services, game["id"], 1, {"type": "bid", "amount": 5})
+    deadline = time.monotonic() + 10
+    while redis_services.jobs.streams.is_current(game["id"], 2):
+        assert time.monotonic() < deadline, "the announcement never came"
+        time.sleep(0.01)
+    with round_trips(monkeypatch) as sent:
+        response = play(client, game, 0, {"type": "draw"})
+    assert response.json["version"] == 5
+    assert len(sent) == 2, sent  # the new events, then the append's one call
+    assert b"XRANGE" in sent[0][0] and b"EVALSHA" in sent[1][0]
+
+
+def test_a_refusal_decided_on_a_cache_left_behind_is_checked_on_the_stored_game(
+    redis_services: Services,
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    hearing(redis_services)
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 3})
+    stale = redis_services.folder.cached(game["id"])
+    assert stale is not None and stale.version == 2
+    append_elsewhere(redis_services, game["id"], 1, {"type": "bid", "amount": 5})
+    # On the cache the bids are not in yet and drawing is refused (phase_mismatch); in the
+    # store they are revealed and it is seat 0's turn. Even taken as current, the cache is
+    # not believed when it refuses.
+    result = commands.act(
+        redis_services, game["id"], 0, {"type": "draw"}, loaded=stale, checked=False
+    )
+    assert result.version == 5
+    assert [e["type"] for e in redis_services.store.read(game["id"])][-2:] == ["system", "action"]

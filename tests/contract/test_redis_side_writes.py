@@ -1,0 +1,100 @@
+"""The Redis store's side writes (``append(..., then=commands)``): run in the append's own
+script after the events, only when they were written, with their guards; never on a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from events.redis_store import (
+    REPLY_EXISTS,
+    SKIP_IF_FIELD_IN,
+    SKIP_UNLESS_EXISTS,
+    RedisEventStore,
+)
+from events.store import ConcurrencyConflict
+from tests.contract.conftest import Backend, redis_cluster_url, redis_url
+from tests.contract.test_store_contract import step
+
+
+@pytest.fixture
+def redis_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisEventStore]:
+    backend = Backend("redis", redis_url(request, tmp_path))
+    store = backend.open()
+    assert isinstance(store, RedisEventStore)
+    yield store
+    backend.close_all()
+
+
+def test_side_writes_are_made_with_a_successful_append(redis_store: RedisEventStore) -> None:
+    redis_store.append("g", [step(1)], 0, then=[("RPUSH", "side", "first"), ("SET", "k", "v")])
+    assert redis_store.client.lrange("side", 0, -1) == ["first"]
+    assert redis_store.client.get("k") == "v"
+    assert redis_store.version("g") == 1
+
+
+def test_no_side_write_is_made_when_the_append_conflicts_or_replays(
+    redis_store: RedisEventStore,
+) -> None:
+    redis_store.append("g", [step(1)], 0, idempotency_key="once")
+    with pytest.raises(ConcurrencyConflict):
+        redis_store.append("g", [step(1)], 0, then=[("RPUSH", "side", "conflict")])
+    replayed = redis_store.append(
+        "g", [step(1)], 0, idempotency_key="once", then=[("RPUSH", "side", "replay")]
+    )
+    assert replayed.replayed
+    assert redis_store.client.exists("side") == 0
+
+
+def test_guards_skip_the_commands_they_cover(redis_store: RedisEventStore) -> None:
+    redis_store.client.hset("job", "status", "queued")
+    redis_store.append(
+        "g",
+        [step(1)],
+        0,
+        then=[
+            (SKIP_UNLESS_EXISTS, "missing", 2),
+            (SKIP_IF_FIELD_IN, "job", "status", 1, "started"),
+            ("RPUSH", "side", "skipped: no key"),
+            (SKIP_IF_FIELD_IN, "job", "status", 1, "deferred", "queued"),
+            ("RPUSH", "side", "skipped: queued"),
+            (SKIP_UNLESS_EXISTS, "job", 1),
+            ("RPUSH", "side", "made"),
+        ],
+    )
+    assert redis_store.client.lrange("side", 0, -1) == ["made"]
+
+
+def test_side_writes_may_ask_whether_keys_exist(redis_store: RedisEventStore) -> None:
+    redis_store.client.set("here", "1")
+    result = redis_store.append(
+        "g", [step(1)], 0, then=[(REPLY_EXISTS, "here"), (REPLY_EXISTS, "missing")]
+    )
+    assert result.replies == (1, 0)
+    assert redis_store.append("g", [step(2)], 1).replies == ()
+
+
+def test_side_writes_may_select_another_database_without_moving_the_caller(
+    redis_store: RedisEventStore,
+) -> None:
+    redis_store.append("g", [step(1)], 0, then=[("SELECT", 1), ("SET", "elsewhere", "1")])
+    assert redis_store.client.exists("elsewhere") == 0
+    assert redis_store.version("g") == 1  # this connection still reads its own database
+    kwargs = redis_store.client.connection_pool.connection_kwargs
+    with redis.Redis(host=kwargs["host"], port=kwargs["port"], db=1) as other:
+        assert other.get("elsewhere") == b"1"
+
+
+def test_a_cluster_store_refuses_side_writes(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    backend = Backend("redis-cluster", redis_cluster_url(request, tmp_path))
+    store = backend.open()
+    with pytest.raises(ValueError, match="single Redis server"):
+        store.append("g", [step(1)], 0, then=[("SET", "k", "v")])  # type: ignore[call-arg]
+    assert store.version("g") == 0
+    backend.close_all()
