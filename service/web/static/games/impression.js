@@ -651,7 +651,7 @@ function workshop(game, mine, tables, ctx) {
     game.phase === "production" ? el("p", { class: "ip-note", text: game.production_done[seat] ? "Production: done" : "Production: advancing orders" }) : null,
     pending.length ? el("p", { class: "ip-pending", text: `Waiting to resolve: ${pending.map(iconText).join("; ")}` }) : null,
     el("h4", { text: "Tradesmen" }),
-    el("p", { text: mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") }),
+    el("p", { text: mine.tradesmen.length ? mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") : "None placed yet" }),
     el("h4", { text: "Workshop" }),
     workshopTree(mine, tables),
     el("h4", { text: "Composing stick board" }),
