@@ -15,8 +15,7 @@ const GOODS = ["paper", "lead", "ink", "mark", "vp"];
 const GOOD_WORDS = { paper: "paper", lead: "lead", ink: "ink", mark: "mark", vp: "victory point" };
 
 export function render(root, view, ctx) {
-  // The shell passes the state answer's ``state``; the whole answer body is taken too.
-  const game = view && view.state && "version" in view ? view.state : view;
+  const game = view.state;
   const tables = indexTables(ctx.components);
   root.classList.add("table-impression", "ip");
   put(
