@@ -9,10 +9,10 @@ An action is a dict with a ``type``; when the fold applies a seat's action it ad
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import json
 import random
 import sys
-from pathlib import Path
 from typing import Any, ClassVar
 
 from projections.decisions import describe_list
@@ -109,26 +109,16 @@ class Ruleset:
         whose list is huge describes that choice itself."""
         return describe_list(self.legal_actions(state, seat))
 
-    def action_schemas(self) -> dict[str, Any]:
-        """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
-        return {}
-
     def components(self) -> dict[str, Any]:
         """The game's printed components (cards, tiles, boards) as the rules read them:
         each ``data/<name>.json`` of the game's package under ``name``, so a client draws
         names and effects from the same tables as the rules. Never anything hidden: no
         deck order, no seat's cards, only what the box holds."""
-        return _component_tables(type(self).__module__)
+        return _component_tables(sys.modules[type(self).__module__].__package__ or "")
 
-
-@functools.cache
-def _component_tables(module_name: str) -> dict[str, Any]:
-    module_file = sys.modules[module_name].__file__
-    folder = Path(module_file or ".").parent / "data"
-    return {
-        path.stem: json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(folder.glob("*.json"))
-    }
+    def action_schemas(self) -> dict[str, Any]:
+        """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
+        return {}
 
 
 _REGISTRY: dict[str, Ruleset] = {}
@@ -172,3 +162,15 @@ def load_games() -> None:
         if module.ispkg:
             importlib.import_module(f"projections.games.{module.name}")
     _loaded = True
+
+
+@functools.cache
+def _component_tables(package: str) -> dict[str, Any]:
+    folder = importlib.resources.files(package).joinpath("data")
+    if not folder.is_dir():
+        return {}
+    return {
+        entry.name.removesuffix(".json"): json.loads(entry.read_text(encoding="utf-8"))
+        for entry in sorted(folder.iterdir(), key=lambda entry: entry.name)
+        if entry.name.endswith(".json")
+    }

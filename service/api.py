@@ -188,40 +188,6 @@ def health() -> tuple[Response, int]:
     return jsonify(body), 200 if healthy else 503
 
 
-@bp.get("/rulesets")
-def list_rulesets() -> Response:
-    """Every game this service hosts.
-    ---
-    get:
-      operationId: listRulesets
-      tags: [rulesets]
-      summary: The games this service hosts
-      responses:
-        200:
-          description: Each game's id, title, player counts, rules version and options.
-          content:
-            application/json:
-              schema: RulesetListSchema
-    """
-    return jsonify(
-        {
-            "rulesets": [
-                {
-                    "id": ruleset.id,
-                    "title": ruleset.title,
-                    "min_players": ruleset.min_players,
-                    "max_players": ruleset.max_players,
-                    "rules_version": ruleset.rules_version,
-                    "options": dict(ruleset.options),
-                    "option_descriptions": dict(ruleset.option_descriptions),
-                    "actions": sorted(ruleset.action_schemas()),
-                }
-                for ruleset in all_rulesets()
-            ]
-        }
-    )
-
-
 @bp.get("/rulesets/<ruleset_id>/components")
 def get_ruleset_components(ruleset_id: str) -> Response:
     """A game's printed components: the card, tile and board tables its rules read.
@@ -259,6 +225,40 @@ def get_ruleset_components(ruleset_id: str) -> Response:
     )
     response.headers["Cache-Control"] = "public, max-age=3600"
     return response
+
+
+@bp.get("/rulesets")
+def list_rulesets() -> Response:
+    """Every game this service hosts.
+    ---
+    get:
+      operationId: listRulesets
+      tags: [rulesets]
+      summary: The games this service hosts
+      responses:
+        200:
+          description: Each game's id, title, player counts, rules version and options.
+          content:
+            application/json:
+              schema: RulesetListSchema
+    """
+    return jsonify(
+        {
+            "rulesets": [
+                {
+                    "id": ruleset.id,
+                    "title": ruleset.title,
+                    "min_players": ruleset.min_players,
+                    "max_players": ruleset.max_players,
+                    "rules_version": ruleset.rules_version,
+                    "options": dict(ruleset.options),
+                    "option_descriptions": dict(ruleset.option_descriptions),
+                    "actions": sorted(ruleset.action_schemas()),
+                }
+                for ruleset in all_rulesets()
+            ]
+        }
+    )
 
 
 @bp.post("/games")

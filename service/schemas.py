@@ -63,16 +63,6 @@ class RulesetListSchema(Schema):
     rulesets = fields.List(fields.Nested(RulesetSchema), required=True)
 
 
-class RulesetComponentsSchema(Schema):
-    ruleset = fields.String(required=True)
-    rules_version = fields.String(required=True)
-    components = fields.Dict(
-        keys=fields.String(),
-        required=True,
-        metadata={"description": "table name -> the table, as in the game's data files"},
-    )
-
-
 class CreateGameSchema(Schema):
     """POST /games: a new game of ``ruleset`` for these players, seated in this order."""
 
@@ -396,3 +386,13 @@ WEBHOOK_DELIVERIES: dict[str, type[Schema]] = {
     "your_turn": WebhookYourTurnDeliverySchema,
     "game_finished": WebhookGameFinishedDeliverySchema,
 }
+
+
+class RulesetComponentsSchema(Schema):
+    ruleset = fields.String(required=True)
+    rules_version = fields.String(required=True)
+    components = fields.Dict(
+        keys=fields.String(),
+        required=True,
+        metadata={"description": "table name -> the table, as in the game's data files"},
+    )

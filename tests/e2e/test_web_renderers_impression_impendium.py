@@ -202,14 +202,10 @@ def _state_answer(ruleset_id: str, state: Any, seat: int | None) -> dict[str, An
     }
 
 
-def _draw(
-    page: Page, answer: dict[str, Any], players: list[str], bare: bool = False, whole: bool = False
-) -> None:
-    """Draw the table as the shell does (the answer's ``state``, or with ``whole`` the
-    answer's body); ``bare``: without the component tables."""
+def _draw(page: Page, answer: dict[str, Any], players: list[str], bare: bool = False) -> None:
+    """Draw the table as the shell does; ``bare``: without the component tables."""
     ctx = {"seat": answer["seat"], "players": players, "status": answer["status"]}
-    view = answer if whole else answer["state"]
-    page.evaluate("([view, ctx, bare]) => window.draw(view, ctx, bare)", [view, ctx, bare])
+    page.evaluate("([view, ctx, bare]) => window.draw(view, ctx, bare)", [answer, ctx, bare])
 
 
 def _show(page: Page, ruleset: str, state: Any, seat: int | None) -> tuple[dict[str, Any], str]:
@@ -386,15 +382,4 @@ def test_without_the_component_tables_a_table_still_draws_with_ids(table: Page) 
     answer = _state_answer(ruleset, state, 1)
     _draw(table, answer, state["players"], bare=True)
     assert table.locator("[data-seat]").count() == 2
-    assert table.locator(".badge-you").count() == 1
-
-
-@pytest.mark.parametrize("table", ["impression", "impendium"], indirect=True)
-def test_a_table_draws_from_the_whole_state_answer_too(table: Page) -> None:
-    # The renderer contract names the answer's body; the shell passes its ``state``.
-    ruleset = table.title().split()[0]
-    state = _moments(ruleset, 2, "whole")["start"]
-    answer = _state_answer(ruleset, state, 0)
-    _draw(table, answer, state["players"], whole=True)
-    assert _seat_scores(table) == ["0", "0"]
     assert table.locator(".badge-you").count() == 1

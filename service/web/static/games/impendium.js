@@ -16,8 +16,7 @@ const UNIT = 92; // pixels between two lattice steps; a card spans nearly two
 const CARD = 150;
 
 export function render(root, view, ctx) {
-  // The shell passes the state answer's ``state``; the whole answer body is taken too.
-  const game = view && view.state && "version" in view ? view.state : view;
+  const game = view.state;
   const tables = indexTables(ctx.components);
   root.classList.add("table-impendium", "im");
   put(

@@ -15,8 +15,7 @@ const GOODS = ["paper", "lead", "ink", "mark", "vp"];
 const GOOD_WORDS = { paper: "paper", lead: "lead", ink: "ink", mark: "mark", vp: "victory point" };
 
 export function render(root, view, ctx) {
-  // The shell passes the state answer's ``state``; the whole answer body is taken too.
-  const game = view && view.state && "version" in view ? view.state : view;
+  const game = view.state;
   const tables = indexTables(ctx.components);
   root.classList.add("table-impression", "ip");
   put(
@@ -651,7 +650,7 @@ function workshop(game, mine, tables, ctx) {
     game.phase === "production" ? el("p", { class: "ip-note", text: game.production_done[seat] ? "Production: done" : "Production: advancing orders" }) : null,
     pending.length ? el("p", { class: "ip-pending", text: `Waiting to resolve: ${pending.map(iconText).join("; ")}` }) : null,
     el("h4", { text: "Tradesmen" }),
-    el("p", { text: mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") }),
+    el("p", { text: mine.tradesmen.length ? mine.tradesmen.map((man) => (man.shop ? `${tables.shops[man.shop] ? tables.shops[man.shop].name : man.shop}, room ${man.room} (${man.upright ? "upright" : "lying"})` : "not placed")).join("; ") : "None placed yet" }),
     el("h4", { text: "Workshop" }),
     workshopTree(mine, tables),
     el("h4", { text: "Composing stick board" }),
