@@ -32,6 +32,12 @@ function append(node, children) {
   }
 }
 
+/** Append `children` to `node`: nodes, strings, numbers, arrays; null and false skipped. */
+export function put(node, ...children) {
+  append(node, children);
+  return node;
+}
+
 /** An HTML element: el("div", {class: "row"}, child, "text", [more]). */
 export function el(tag, attrs, ...children) {
   return build(document.createElement(tag), attrs, children);
