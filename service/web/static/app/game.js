@@ -43,7 +43,12 @@ class GamePage {
 
   async start() {
     this.summary = await api(this.path, { token: this.token });
-    this.renderer = await import(`/static/games/${encodeURIComponent(this.summary.ruleset)}.js`);
+    try {
+      this.renderer = await import(`/static/games/${encodeURIComponent(this.summary.ruleset)}.js`);
+    } catch (error) {
+      // The rest of the page (seats, play, replay, raw JSON) works without a drawing.
+      this.renderer = { render: () => { throw new Error(`no drawing of ${this.summary.ruleset} in this build (${error.message})`); } };
+    }
     if (this.renderer.stylesheet) {
       const href = `/static/games/${this.summary.ruleset}.css`;
       if (!document.querySelector(`link[href="${href}"]`)) document.head.appendChild(el("link", { rel: "stylesheet", href }));
@@ -215,6 +220,7 @@ class GamePage {
     } else {
       this.drawReplay();
     }
+    if (!first) this.loadAudit();
     this.drawStatus();
     this.drawSeats();
     this.drawViewer();
