@@ -54,7 +54,7 @@ def test_two_seats_play_restoration_while_a_spectator_watches_each_move_arriving
             assert "token" not in page.url
         expect(ann.locator(".seats-box .badge-you")).to_have_text("you")
         expect(spectator.locator(".token-form")).to_be_visible()
-        ann.locator(".table").screenshot(path=str(screenshots / "restoration-live-start.png"))
+        ann.locator(".table").screenshot(path=str(screenshots / "play-restoration-start.png"))
 
         undone = False
         for played in range(1, MAX_MOVES + 1):
@@ -99,7 +99,7 @@ def test_two_seats_play_restoration_while_a_spectator_watches_each_move_arriving
             ).to_be_visible()
             expect(page.locator(f'.table [data-seat="{1 - seat}"] .face-down')).to_be_visible()
         expect(spectator.locator(".table .card-manager-card")).to_have_count(0)
-        ann.locator(".table").screenshot(path=str(screenshots / "restoration-live-middle.png"))
+        ann.locator(".table").screenshot(path=str(screenshots / "play-restoration-middle.png"))
     finally:
         for context in contexts:
             context.close()

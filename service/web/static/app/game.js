@@ -10,6 +10,7 @@ import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
 
 const TIMELINE_PAGE = 1000;
+const MAX_UNDO_STEPS = 100; // MEEPLE_MAX_UNDO_STEPS's default; more is refused, not cut short
 const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from"];
 
 export function showGame(main, gameId) {
@@ -48,6 +49,10 @@ class GamePage {
     } catch (error) {
       // The rest of the page (seats, play, replay, raw JSON) works without a drawing.
       this.renderer = { render: () => { throw new Error(`no drawing of ${this.summary.ruleset} in this build (${error.message})`); } };
+    }
+    if (this.renderer.components) {
+      // Optional (games/README.md): the game's component tables, to name cards by id.
+      this.components = await api(`/rulesets/${encodeURIComponent(this.summary.ruleset)}/components`).catch(() => null);
     }
     if (this.renderer.stylesheet) {
       const href = `/static/games/${this.summary.ruleset}.css`;
@@ -270,14 +275,16 @@ class GamePage {
   // -- drawing -------------------------------------------------------------------------
 
   ctx(answer) {
-    return { seat: answer.seat, players: this.summary.players, status: answer.status, ruleset: this.summary.ruleset };
+    const ctx = { seat: answer.seat, players: this.summary.players, status: answer.status, ruleset: this.summary.ruleset };
+    if (this.renderer.components) ctx.components = this.components;
+    return ctx;
   }
 
   show(answer) {
     this.shown = answer;
     const root = el("div", { class: "table-root" });
     try {
-      this.renderer.render(root, answer.state, this.ctx(answer));
+      this.renderer.render(root, answer, this.ctx(answer));
     } catch (error) {
       root.replaceChildren(el("p", { class: "error", text: `The table could not be drawn: ${error.message}` }));
     }
@@ -382,17 +389,28 @@ class GamePage {
     fill(this.playBox, box, this.undoRedo());
   }
 
-  /** Undo and redo, offered where the log says they may apply: the seat's own last action
+  /** How far an undo reaches: the last seat's step and the automatic steps it brought
+   * about (undoing those alone would only have them run again), in one request. */
+  lastMove() {
+    let index = this.timeline.length - 1;
+    while (index > 0 && this.timeline[index].type === "system") index -= 1;
+    const entry = this.timeline[index];
+    const seatStep = entry && ["action", "redone"].includes(entry.type);
+    return { entry: seatStep ? entry : null, steps: Math.min(MAX_UNDO_STEPS, this.timeline.length - index) };
+  }
+
+  /** Undo and redo, offered where the log says they may apply: the seat's own last move
    * (or its last undo, for redo); a branch's holder any step. The service decides. */
   undoRedo() {
     const last = this.timeline[this.timeline.length - 1];
-    const mine = last && last.actor && (this.viewer.holder || last.actor.seat === this.seat);
+    const move = this.lastMove();
+    const mine = (entry) => entry && entry.actor && (this.viewer.holder || entry.actor.seat === this.seat);
     const undo = el("button", { type: "button", class: "secondary", id: "undo", text: "Undo" });
     const redo = el("button", { type: "button", class: "secondary", id: "redo", text: "Redo" });
-    undo.disabled = this.viewer.holder ? false : !(mine && ["action", "redone"].includes(last.type));
-    redo.disabled = !(mine && last.type === "undone");
-    undo.addEventListener("click", () => this.move("undo"));
-    redo.addEventListener("click", () => this.move("redo"));
+    undo.disabled = this.viewer.holder ? this.timeline.length < 2 : !mine(move.entry);
+    redo.disabled = !(mine(last) && last.type === "undone");
+    undo.addEventListener("click", () => this.move("undo", this.viewer.holder || move.entry ? move.steps : 1));
+    redo.addEventListener("click", () => this.move("redo", 1));
     return el("div", { class: "row undo-redo" }, undo, redo);
   }
 
@@ -409,9 +427,9 @@ class GamePage {
     await this.refresh();
   }
 
-  async move(what) {
+  async move(what, steps) {
     try {
-      await api(`${this.path}/${what}`, { method: "POST", token: this.token,
+      await api(`${this.path}/${what}?steps=${steps}`, { method: "POST", token: this.token,
         headers: { "If-Match": `"${this.summary.version}"`, "Idempotency-Key": idempotencyKey() } });
       notify(what === "undo" ? "Undone." : "Redone.");
     } catch (error) {

@@ -9,7 +9,8 @@ const ROWS = ["Take orders", "Take inks", "Develop specialties", "Improve printi
 const INK_COST = [0, 1, 2]; // by position in a set, as the board prints it
 const ROUNDS = 6;
 
-export function render(root, view, ctx) {
+export function render(root, answer, ctx) {
+  const view = answer.state;
   const cat = view.catalogue || {};
   put(
     root,

@@ -14,7 +14,8 @@ const REPUTATION_TOP = 15;
 const RING = [[0, 0], [1, 0], [2, 0], [2, 1], [2, 2], [1, 2], [0, 2], [0, 1]];
 const CERAMICS = { blue: "#9cc3f0", red: "#f2a29b", green: "#a6d8b4", white: "#ffffff" };
 
-export function render(root, view, ctx) {
+export function render(root, answer, ctx) {
+  const view = answer.state;
   put(
     root,
     kv([
