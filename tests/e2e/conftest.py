@@ -101,6 +101,10 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
                 assert server.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, "the server never answered"
                 time.sleep(0.2)
+        # The game index follows the event feed in the background: wait for the imports.
+        while len(found.get("/games?status=finished")["games"]) < len(RULESETS):
+            assert time.monotonic() < deadline, "the imported games never reached the index"
+            time.sleep(0.2)
         yield found
     finally:
         server.send_signal(signal.SIGTERM)

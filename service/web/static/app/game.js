@@ -443,8 +443,7 @@ class GamePage {
   logEntry(entry) {
     const who = entry.actor && entry.actor.seat !== undefined ? this.summary.players[entry.actor.seat] : null;
     return el("li", { data: { seq: entry.seq }, class: entry.actor && entry.actor.seat !== undefined ? seatColor(entry.actor.seat) : "system" },
-      el("button", { type: "button", class: "log-line", data: { seq: entry.seq },
-        aria: { label: `Event ${entry.seq}: ${entry.summary}` } },
+      el("button", { type: "button", class: "log-line", data: { seq: entry.seq }, title: `Show the table after event ${entry.seq}` },
       el("span", { class: "seq", text: String(entry.seq) }),
       el("span", { class: "round", text: entry.round === null || entry.round === undefined ? "" : `R${entry.round}` }),
       el("span", { class: "summary", text: entry.summary || words(entry.type) }),
