@@ -5,11 +5,13 @@
 import { api, idempotencyKey, seats } from "./api.js";
 import { el, seatColor, seatName, words } from "../games/common.js";
 import { fill, notify, problemText } from "./ui.js";
-import { playControls } from "./play.js";
+import { partNames, playControls } from "./play.js";
 import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
 
 const TIMELINE_PAGE = 1000;
+const ACTION_PAGE = 1000;
+const MAX_ACTION_PAGES = 20; // a bounded read: 20,000 actions is far beyond any game's list
 const MAX_UNDO_STEPS = 100; // MEEPLE_MAX_UNDO_STEPS's default; more is refused, not cut short
 const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from"];
 
@@ -209,7 +211,7 @@ class GamePage {
     const [live, legal] = await Promise.all([
       api(statePath, { token: this.token }),
       this.viewer && !this.summary.status.finished
-        ? api(this.viewer.holder ? `${this.path}/seats/${seat}/legal-actions` : `${this.path}/legal-actions`, { token: this.token })
+        ? this.legalActions(this.viewer.holder ? `${this.path}/seats/${seat}/legal-actions` : `${this.path}/legal-actions`)
         : Promise.resolve(null),
     ]);
     this.live = live;
@@ -235,6 +237,19 @@ class GamePage {
       this.stream = null;
       this.liveBadge.textContent = "finished";
     }
+  }
+
+  /** The seat's legal actions, every page of them when the API pages the list
+   * (`next_cursor`), so the controls choose among all of them. */
+  async legalActions(path) {
+    const legal = await api(path, { token: this.token });
+    let cursor = legal.next_cursor;
+    for (let pages = 1; cursor && pages < MAX_ACTION_PAGES; pages += 1) {
+      const page = await api(`${path}?cursor=${encodeURIComponent(cursor)}&limit=${ACTION_PAGE}`, { token: this.token });
+      legal.actions.push(...page.actions);
+      cursor = page.next_cursor;
+    }
+    return legal;
   }
 
   async readTimeline() {
@@ -379,7 +394,8 @@ class GamePage {
     if (this.position !== null) {
       box.appendChild(el("p", { class: "muted", text: "You are looking at an earlier event; go to the latest one to play." }));
     } else if (actions.length) {
-      playControls(box, actions, (action) => this.post(action));
+      const free = new Set(((this.legal.free_actions || {}).types || []).map((t) => t.type));
+      playControls(box, actions, (action) => this.post(action), free, partNames(this.legal));
     } else if (s.status.awaiting_system) {
       box.appendChild(el("p", { class: "muted", text: `Waiting for an automatic step: ${words(s.status.awaiting_system)}.` }));
     } else {
