@@ -141,7 +141,7 @@ function seatArea(player, seat, view, cat, ctx) {
     el("div", {}, el("strong", { text: "Specialties" }),
       el("div", { class: "row" }, Object.entries(player.specialties || {}).map(([name, level]) => chip(words(name), level, { kind: "specialty" })))),
     el("div", {}, el("strong", { text: `Orders (${player.orders.length} of 4)` }),
-      el("div", { class: "grid" }, player.orders.map((order) => el("div", { class: "row" },
+      el("div", { class: "board" }, player.orders.map((order) => el("div", { class: "order" },
         printingCard(order.printing, cat), refinementCard(order.refinement, cat))))),
     el("div", {}, el("strong", { text: "Printing house (gears)" }),
       el("div", { class: "grid" }, player.gears.map((axle, index) => (axle
