@@ -220,7 +220,8 @@ function showCreated(box, game) {
     box,
     el("h3", { text: `Game ${game.id} created` }),
     el("p", { class: "warning", text: "Each seat's link holds its token and is shown only now: keep them, and give each player theirs." }),
-    el("ul", { class: "seat-links" }, game.seats.map((seat) => {
+    // Only a player's seat has a token to hand over.
+    el("ul", { class: "seat-links" }, game.seats.filter((seat) => seat.token).map((seat) => {
       const link = seatLink(game.id, seat.token);
       const copy = el("input", { readonly: true, value: link, id: `link-${seat.seat}`, class: "link", aria: { label: `Link for ${seat.name}` } });
       const open = el("a", { href: "#", class: "button", text: `Play as ${seat.name}`, data: { seat: seat.seat } });
