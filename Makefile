@@ -18,8 +18,9 @@ run: $(BIN)/.installed ## serve the API on the embedded default (SQLite under ./
 worker: $(BIN)/.installed ## an RQ worker (needs MEEPLE_REDIS_URL)
 	$(BIN)/meeple worker
 
-test: $(BIN)/.installed ## the whole suite; Redis tests start their own redis-server
+test: $(BIN)/.installed ## the whole suite; Redis tests start their own redis-server, browser tests drive chromium
 	bash tests/ensure-redis-server.sh
+	bash tests/ensure-chromium.sh
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(BIN)/.installed

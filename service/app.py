@@ -17,9 +17,15 @@ from service.errors import register_error_handlers
 from service.json_input import StrictJSONProvider
 from service.limits import install_rate_limits
 
-#: Blueprints of the other parts of the service (notifications, the live stream), each a
-#: module exposing ``bp``; registered when present.
-EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream", "service.history", "service.analyses")
+#: Blueprints of the other parts of the service (notifications, the live stream, analyses,
+#: the web app), each a module exposing ``bp``; registered when present.
+EXTRA_BLUEPRINTS = (
+    "service.webhooks",
+    "service.stream",
+    "service.history",
+    "service.analyses",
+    "service.web",
+)
 
 
 def create_app(config: Config | None = None, services: Services | None = None) -> Flask:
@@ -27,7 +33,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     if services is None:
         services = bootstrap(config if config is not None else load_config())
     config = services.config
-    app = Flask(__name__)
+    # No app-wide static folder: the web app's blueprint serves /static/ (service/web).
+    app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     # Every request body is read through app.json: depth-limited, no duplicate keys.
     app.json = StrictJSONProvider(app)

@@ -1,0 +1,237 @@
+// The lobby: games with filters, and a form to create a game with named seats.
+
+import { api, rulesets, seatLink, seats } from "./api.js";
+import { el, words } from "../games/common.js";
+import { fill, notify, problemText } from "./ui.js";
+
+const PAGE = 20;
+const MAX_BRANCH_ROWS = 50;
+
+export function showLobby(main, params) {
+  const list = el("div", { class: "game-list", aria: { live: "polite" } });
+  const filters = filterForm(params);
+  const create = el("section", { class: "panel", aria: { labelledby: "create-title" } });
+  fill(
+    main,
+    el("h1", { text: "Games" }),
+    el(
+      "div",
+      { class: "lobby" },
+      el("section", { class: "panel", aria: { labelledby: "games-title" } },
+        el("h2", { id: "games-title", text: "Find a game" }), filters, list),
+      create,
+    ),
+  );
+  listGames(list, params).catch((error) => fill(list, el("p", { class: "error", text: problemText(error) })));
+  createForm(create).catch((error) => notify(problemText(error), "error"));
+  return () => {};
+}
+
+function filterForm(params) {
+  const form = el("form", { class: "filters", role: "search", aria: { label: "Filter games" } });
+  const ruleset = el("select", { id: "f-ruleset", name: "ruleset" }, el("option", { value: "", text: "any game" }));
+  rulesets().then((all) => {
+    for (const r of all) ruleset.appendChild(el("option", { value: r.id, text: r.title }));
+    ruleset.value = params.get("ruleset") || "";
+  });
+  const status = el("select", { id: "f-status", name: "status" },
+    el("option", { value: "", text: "any" }), el("option", { value: "active", text: "being played" }),
+    el("option", { value: "finished", text: "finished" }));
+  status.value = params.get("status") || "";
+  const player = el("input", { id: "f-player", name: "player", type: "search", maxlength: 40, value: params.get("player") || "" });
+  const branches = el("input", { id: "f-branches", name: "branches", type: "search", maxlength: 120,
+    placeholder: "a game's id", value: params.get("branches") || "" });
+  form.append(
+    field("Game", ruleset), field("Status", status), field("Player", player), field("Branches of", branches),
+    el("button", { type: "submit", text: "Show" }),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) if (value) query.set(name, value);
+    const text = query.toString();
+    window.location.hash = text ? `#/?${text}` : "#/";
+  });
+  return form;
+}
+
+function field(label, control) {
+  return el("label", { class: "field", for: control.id }, el("span", { text: label }), control);
+}
+
+async function listGames(list, params) {
+  const source = params.get("branches");
+  if (source) return listBranches(list, source);
+  const query = new URLSearchParams({ limit: String(PAGE) });
+  for (const name of ["ruleset", "status", "player"]) if (params.get(name)) query.set(name, params.get(name));
+  const table = gamesTable();
+  fill(list, table.node);
+  let cursor = null;
+  const more = el("button", { type: "button", class: "secondary", text: "More games" });
+  const load = async () => {
+    if (cursor) query.set("cursor", cursor);
+    const page = await api(`/games?${query}`);
+    for (const game of page.games) table.add(game);
+    cursor = page.next_cursor;
+    if (!cursor) more.remove();
+    if (!table.count()) fill(list, el("p", { class: "muted", text: "No game matches." }));
+  };
+  more.addEventListener("click", () => load().catch((e) => notify(problemText(e), "error")));
+  list.appendChild(more);
+  await load();
+}
+
+async function listBranches(list, source) {
+  const found = await api(`/games/${encodeURIComponent(source)}/branches`);
+  if (!found.branches.length) {
+    fill(list, el("p", { class: "muted", text: `No branch of ${source} yet.` }));
+    return;
+  }
+  const table = gamesTable(true);
+  fill(list, el("p", {}, "Branches of ", el("a", { href: `#/games/${encodeURIComponent(source)}`, text: source })), table.node);
+  for (const branch of found.branches.slice(0, MAX_BRANCH_ROWS)) {
+    const game = await api(`/games/${encodeURIComponent(branch.id)}`);
+    table.add({ ...game, ...game.status, status: game.status.finished ? "finished" : "active", at: branch.at });
+  }
+}
+
+function gamesTable(branches = false) {
+  const body = el("tbody");
+  const node = el(
+    "table",
+    { class: "games" },
+    el("caption", { class: "visually-hidden", text: "Games" }),
+    el("thead", {}, el("tr", {},
+      ["Game", "Players", branches ? "From event" : null, "Status", "Round", "Version"].filter(Boolean)
+        .map((h) => el("th", { scope: "col", text: h })))),
+    body,
+  );
+  return {
+    node,
+    count: () => body.childNodes.length,
+    add(game) {
+      const toAct = (game.to_act || []).map((s) => game.players[s]).join(", ");
+      const state = game.status === "finished" ? "finished" : toAct ? `${toAct} to act` : game.awaiting_system ? "automatic step due" : "being played";
+      body.appendChild(el("tr", { data: { game: game.id } },
+        el("td", {}, el("a", { href: `#/games/${encodeURIComponent(game.id)}`, text: `${words(game.ruleset)} · ${game.id}` })),
+        el("td", { text: game.players.join(", ") }),
+        branches ? el("td", { text: String(game.at) }) : null,
+        el("td", { text: state }),
+        el("td", { text: game.round === null || game.round === undefined ? "" : String(game.round) }),
+        el("td", { text: String(game.version) })));
+    },
+  };
+}
+
+async function createForm(box) {
+  const all = await rulesets();
+  const ruleset = el("select", { id: "c-ruleset", name: "ruleset" }, all.map((r) => el("option", { value: r.id, text: r.title })));
+  const seatsBox = el("fieldset", { class: "seats" });
+  const optionsBox = el("div", { class: "options" });
+  const result = el("div", { class: "created", aria: { live: "polite" } });
+  const form = el("form", { class: "create" }, field("Game", ruleset), seatsBox, optionsBox,
+    el("button", { type: "submit", text: "Create the game" }));
+  const current = () => all.find((r) => r.id === ruleset.value);
+  let seatRows = null;
+  const redraw = () => {
+    seatRows = seatControls(seatsBox, current());
+    optionControls(optionsBox, current());
+  };
+  ruleset.addEventListener("change", redraw);
+  redraw();
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { ruleset: ruleset.value, ...seatRows.body(), options: readOptions(optionsBox, current()) };
+    try {
+      const game = await api("/games", { method: "POST", body });
+      showCreated(result, game);
+    } catch (error) {
+      fill(result, el("p", { class: "error", text: problemText(error) }));
+    }
+  });
+  fill(box, el("h2", { id: "create-title", text: "Create a game" }), form, result);
+}
+
+/** The seats of a new game: one named seat per player, as POST /games takes them today
+ * (`players`: names). Seat kinds other than a named player (open seats to join later, bot
+ * seats) belong here, beside the names, once the API's create schema has them. */
+export function seatControls(box, ruleset) {
+  let count = Math.min(Math.max(2, ruleset.min_players), ruleset.max_players);
+  const names = [];
+  const number = el("select", { id: "c-count", name: "count" });
+  for (let n = ruleset.min_players; n <= ruleset.max_players; n += 1) number.appendChild(el("option", { value: n, text: String(n) }));
+  number.value = String(count);
+  const rows = el("div", { class: "seat-rows" });
+  const draw = () => {
+    const kept = names.map((input) => input.value);
+    names.length = 0;
+    fill(rows);
+    for (let seat = 0; seat < count; seat += 1) {
+      const input = el("input", { id: `c-seat-${seat}`, name: `seat-${seat}`, required: true, maxlength: 40,
+        value: kept[seat] || `Player ${seat + 1}` });
+      names.push(input);
+      rows.appendChild(field(`Seat ${seat + 1}`, input));
+    }
+  };
+  number.addEventListener("change", () => {
+    count = Number(number.value);
+    draw();
+  });
+  draw();
+  fill(box, el("legend", { text: "Seats" }), field("Players", number), rows);
+  return { body: () => ({ players: names.map((input) => input.value.trim()) }) };
+}
+
+function optionControls(box, ruleset) {
+  fill(box);
+  const descriptions = ruleset.option_descriptions || {};
+  for (const [name, value] of Object.entries(ruleset.options || {})) {
+    const id = `c-option-${name}`;
+    const help = descriptions[name] ? el("small", { id: `${id}-help`, class: "muted", text: descriptions[name] }) : null;
+    let control;
+    if (typeof value === "boolean") {
+      control = el("input", { id, type: "checkbox", data: { option: name, kind: "boolean" } });
+      control.checked = value;
+    } else if (typeof value === "number" || value === null) {
+      control = el("input", { id, type: "number", min: 0, step: 1, data: { option: name, kind: "number" },
+        placeholder: "none", value: value === null ? "" : String(value) });
+    } else {
+      control = el("input", { id, type: "text", maxlength: 64, data: { option: name, kind: "text" }, value: String(value) });
+    }
+    if (help) control.setAttribute("aria-describedby", help.id);
+    box.appendChild(el("div", { class: "option" }, field(words(name), control), help));
+  }
+}
+
+function readOptions(box, ruleset) {
+  const options = {};
+  for (const control of box.querySelectorAll("[data-option]")) {
+    const name = control.dataset.option;
+    const kind = control.dataset.kind;
+    const value = kind === "boolean" ? control.checked : kind === "number" ? (control.value === "" ? null : Number(control.value)) : control.value;
+    // Only what differs from the default goes in: the game keeps its defaults.
+    if (JSON.stringify(value) !== JSON.stringify(ruleset.options[name])) options[name] = value;
+  }
+  return options;
+}
+
+function showCreated(box, game) {
+  fill(
+    box,
+    el("h3", { text: `Game ${game.id} created` }),
+    el("p", { class: "warning", text: "Each seat's link holds its token and is shown only now: keep them, and give each player theirs." }),
+    // Only a player's seat has a token to hand over.
+    el("ul", { class: "seat-links" }, game.seats.filter((seat) => seat.token).map((seat) => {
+      const link = seatLink(game.id, seat.token);
+      const copy = el("input", { readonly: true, value: link, id: `link-${seat.seat}`, class: "link", aria: { label: `Link for ${seat.name}` } });
+      const open = el("a", { href: "#", class: "button", text: `Play as ${seat.name}`, data: { seat: seat.seat } });
+      open.addEventListener("click", (event) => {
+        event.preventDefault();
+        seats.set(game.id, { token: seat.token, seat: seat.seat, holder: false });
+        window.location.hash = `#/games/${encodeURIComponent(game.id)}`;
+      });
+      return el("li", {}, open, " ", copy);
+    })),
+    el("p", {}, el("a", { href: `#/games/${encodeURIComponent(game.id)}`, text: "Watch as a spectator" })),
+  );
+}

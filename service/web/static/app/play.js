@@ -1,0 +1,141 @@
+// Play controls built from a seat's legal actions (GET .../legal-actions), which are every
+// concrete action the seat may post now. The controls group them by `type`, then ask for
+// each parameter in turn, offering only the values still possible given the ones chosen
+// before (cascading choices), so whatever is posted is one of the listed actions, verbatim.
+// A parameter whose every value is a list of one length (a plan: one count per row) or an
+// object with one set of keys is asked part by part, each part cascading like the rest.
+
+import { el, words } from "../games/common.js";
+import { fill, showValue } from "./ui.js";
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const MISSING = Symbol("missing");
+
+/** A parameter's value in an action: `path` is [key] or [key, index-or-part]. */
+function valueAt(action, path) {
+  let value = action;
+  for (const step of path) {
+    if (value === null || typeof value !== "object" || !(step in value)) return MISSING;
+    value = value[step];
+  }
+  return value;
+}
+
+/** The parameters of actions of one type, in the order the API lists them: each a path. */
+export function parameterPaths(actions) {
+  const names = [];
+  for (const action of actions) for (const name of Object.keys(action)) if (name !== "type" && !names.includes(name)) names.push(name);
+  const paths = [];
+  for (const name of names) {
+    const values = actions.map((a) => (name in a ? a[name] : MISSING));
+    const lists = values.every((v) => Array.isArray(v) && v.length === values[0].length && v.every((x) => x === null || typeof x !== "object"));
+    const keys = (v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.keys(v).sort().join(",") : null);
+    const records = values.every((v) => keys(v) !== null && keys(v) === keys(values[0])
+      && Object.values(v).every((x) => x === null || typeof x !== "object"));
+    if (lists && values[0].length > 1) values[0].forEach((_, i) => paths.push([name, i]));
+    else if (records && Object.keys(values[0]).length > 1) Object.keys(values[0]).forEach((k) => paths.push([name, k]));
+    else paths.push([name]);
+  }
+  return paths;
+}
+
+/** The distinct values at `path` still possible among `actions`. */
+export function valuesAt(actions, path) {
+  const values = [];
+  for (const action of actions) {
+    const value = valueAt(action, path);
+    if (!values.some((v) => v === value || (v !== MISSING && value !== MISSING && same(v, value)))) values.push(value);
+  }
+  return values;
+}
+
+function label(path, parts) {
+  if (path.length === 1) return words(path[0]);
+  const named = parts && parts[path[0]];
+  const part = typeof path[1] === "number" ? (named ? words(named[path[1]]) : `${path[1] + 1}`) : words(path[1]);
+  return `${words(path[0])}: ${part}`;
+}
+
+/** The names of a list parameter's parts where the API describes them (a `split`'s
+ * `parts` in legal-actions' `decision` and `free_actions`): {type: {param: [names]}}. */
+export function partNames(legal) {
+  const found = {};
+  for (const group of [legal.decision, legal.free_actions]) {
+    for (const described of (group && group.types) || []) {
+      for (const param of described.params || []) {
+        if (Array.isArray(param.parts)) (found[described.type] ||= {})[param.name] = param.parts;
+      }
+    }
+  }
+  return found;
+}
+
+/** Draw the controls into `box`; `post(action)` is called with the chosen action. `free`:
+ * the types the API lists as free actions (labelled so); `parts`: from partNames. */
+export function playControls(box, actions, post, free = new Set(), parts = {}) {
+  const byType = new Map();
+  for (const action of actions) {
+    if (!byType.has(action.type)) byType.set(action.type, []);
+    byType.get(action.type).push(action);
+  }
+  const typeSelect = el("select", { id: "play-type", name: "type" },
+    [...byType].map(([type, list]) => el("option", { value: type,
+      text: `${words(type)}${free.has(type) ? " (free action)" : ""} (${list.length})` })));
+  const params = el("div", { class: "params" });
+  const preview = el("code", { class: "action-preview" });
+  const play = el("button", { type: "submit", class: "primary", text: "Play" });
+  const form = el("form", { class: "play", aria: { label: "Your move" } },
+    el("label", { class: "field", for: "play-type" }, el("span", { text: "Action" }), typeSelect),
+    params, el("p", { class: "muted small" }, "Posts ", preview), play);
+  let chosen = [];
+  let action = null;
+
+  const draw = (from) => {
+    const list = byType.get(typeSelect.value) || [];
+    const paths = parameterPaths(list);
+    // Keep the choices before the one that changed; forget those after it.
+    chosen = chosen.slice(0, from);
+    fill(params);
+    let left = list;
+    paths.forEach((path, index) => {
+      const values = valuesAt(left, path);
+      if (index >= chosen.length || !values.some((v) => v === chosen[index] || same(v, chosen[index]))) chosen[index] = values[0];
+      const id = `play-${path.join("-")}`;
+      const text = (v) => (v === MISSING ? "(leave out)" : showValue(v));
+      if (values.length === 1) {
+        params.appendChild(el("div", { class: "field fixed" }, el("span", { text: label(path, parts[typeSelect.value]) }),
+          el("output", { id, text: text(values[0]) })));
+      } else {
+        const select = el("select", { id, name: id },
+          values.map((value, i) => el("option", { value: String(i), text: text(value) })));
+        select.value = String(values.findIndex((v) => v === chosen[index] || same(v, chosen[index])));
+        select.addEventListener("change", () => {
+          chosen[index] = values[Number(select.value)];
+          draw(index + 1);
+        });
+        params.appendChild(el("label", { class: "field", for: id }, el("span", { text: label(path, parts[typeSelect.value]) }), select));
+      }
+      left = left.filter((a) => {
+        const value = valueAt(a, path);
+        return value === chosen[index] || (value !== MISSING && chosen[index] !== MISSING && same(value, chosen[index]));
+      });
+    });
+    action = left[0] || null;
+    preview.textContent = action ? JSON.stringify(action) : "";
+    play.disabled = !action;
+  };
+
+  typeSelect.addEventListener("change", () => draw(0));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!action) return;
+    play.disabled = true;
+    try {
+      await post(action);
+    } finally {
+      play.disabled = false;
+    }
+  });
+  draw(0);
+  fill(box, form);
+}
