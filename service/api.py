@@ -23,6 +23,7 @@ from service.bootstrap import Services
 from service.errors import ApiError
 from service.json_input import MalformedJson
 from service.schemas import (
+    ActionQuerySchema,
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
@@ -216,6 +217,37 @@ def list_rulesets() -> Response:
             ]
         }
     )
+
+
+@bp.get("/rulesets/<ruleset_id>/view-schema")
+def get_view_schema(ruleset_id: str) -> Response:
+    """The JSON Schema every view of this game fits (the ``state`` of a state answer).
+    ---
+    get:
+      operationId: getViewSchema
+      codes: {404: [not_found]}
+      tags: [rulesets]
+      summary: The JSON Schema of a game's seat view
+      description: >
+        A JSON Schema (draft 2020-12) of what ``GET /games/{id}/state`` answers as
+        ``state`` for any seat or a spectator of this game; openapi.yaml holds the same
+        schema as ``<Game>View``. 404 ``not_found`` for a ruleset this service does not
+        host or one that publishes no schema.
+      responses:
+        200:
+          description: The game's view schema.
+          content:
+            application/schema+json:
+              schema: {type: object, description: "A JSON Schema document (draft 2020-12)"}
+        404: NotFound
+    """
+    ruleset = next((r for r in all_rulesets() if r.id == ruleset_id), None)
+    published = None if ruleset is None else ruleset.view_schema()
+    if published is None:
+        raise ApiError(404, "not_found", f"No view schema for a game {ruleset_id!r} here.")
+    response = jsonify(published)
+    response.mimetype = "application/schema+json"
+    return response
 
 
 @bp.post("/games")
@@ -475,10 +507,14 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         The body is one action object, as ``legal-actions`` lists them. ``If-Match`` pins
         the version the action was chosen at (stale: 409, nothing appended);
         ``Idempotency-Key`` makes a retry return the first response and append nothing.
+        The answer carries the game's ``status`` after the action and, with
+        ``?include=legal_actions``, what this seat may do next: a bot plays with one
+        request per action.
       security: [{seatToken: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
+        - Include
       requestBody:
         required: true
         content:
@@ -486,7 +522,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             schema: {$ref: '#/components/schemas/Action'}
       responses:
         201:
-          description: Appended; the seat's view after it.
+          description: Appended; the game's status and the seat's view after it.
           headers:
             ETag: ETag
             Idempotent-Replayed: IdempotentReplayed
@@ -512,13 +548,38 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         raise ApiError(
             400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
         )
+    include = action_includes()
     action = load_action(game, json_body())
     result = commands.act(found, game_id, seat, action, expected, key, loaded=game)
-    view = result.game.ruleset.view(result.game.state, seat)
+    return action_answer(result, seat, include)
+
+
+def action_includes() -> set[str]:
+    """What the answer to an action includes besides the status and the view (``?include``)."""
+    query = load_query(ActionQuerySchema())
+    return {query["include"]} if "include" in query else set()
+
+
+def action_answer(
+    result: commands.ActResult, seat: int, include: set[str]
+) -> tuple[Response, int, dict[str, str]]:
+    """201: the appended event's seq, the version, the game's status and ``seat``'s view
+    after it, and with ``legal_actions`` included what ``seat`` may do next."""
+    game = result.game
+    status = status_of(game)
+    body: dict[str, Any] = {
+        "seq": result.seq,
+        "version": result.version,
+        "status": status,
+        "state": game.ruleset.view(game.state, seat),
+    }
+    if "legal_actions" in include:
+        waiting = status["awaiting_system"] is not None or status["finished"]
+        body["legal_actions"] = [] if waiting else game.ruleset.legal_actions(game.state, seat)
     headers = {"ETag": etag(result.version)}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"
-    return jsonify({"seq": result.seq, "version": result.version, "state": view}), 201, headers
+    return jsonify(body), 201, headers
 
 
 def load_action(game: Game, body: Any) -> dict[str, Any]:
