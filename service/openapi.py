@@ -435,6 +435,8 @@ def _openapi_node(node: Any, prefix: str) -> Any:
         converted["$ref"] = f"#/components/schemas/{prefix}{ref.removeprefix('#/$defs/')}"
     if "const" in converted:
         converted["enum"] = [converted.pop("const")]
+    if converted.get("required") == []:
+        del converted["required"]  # OpenAPI 3.0 wants at least one name there
     kind = converted.get("type")
     if kind == "null":
         return _null_only("object")

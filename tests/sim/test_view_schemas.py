@@ -43,22 +43,31 @@ def test_every_product_game_publishes_a_closed_view_schema(ruleset: Ruleset) -> 
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["type"] == "object" and schema["additionalProperties"] is False
-    assert set(schema["required"]) == set(schema["properties"])
+    assert "phase" in schema["required"] and set(schema["required"]) <= set(schema["properties"])
     assert schema["properties"]["phase"]["enum"]
 
 
+def option_sets(ruleset: Ruleset) -> list[dict[str, Any]]:
+    """The defaults, and every on/off option the other way round (characters, turmoil ...)."""
+    flipped = {name: not value for name, value in ruleset.options.items() if type(value) is bool}
+    return [{}, flipped] if flipped else [{}]
+
+
 PLAYOUTS = [
-    (ruleset, count)
+    (ruleset, count, options)
     for ruleset in RULESETS
     for count in range(ruleset.min_players, ruleset.max_players + 1)
+    for options in option_sets(ruleset)
 ]
 
 
 @pytest.mark.parametrize(
-    ("ruleset", "player_count"), PLAYOUTS, ids=[f"{r.id}-{n}" for r, n in PLAYOUTS]
+    ("ruleset", "player_count", "options"),
+    PLAYOUTS,
+    ids=[f"{r.id}-{n}-{'-'.join(o) or 'defaults'}" for r, n, o in PLAYOUTS],
 )
 def test_every_view_of_a_random_playout_fits_the_games_view_schema(
-    ruleset: Ruleset, player_count: int
+    ruleset: Ruleset, player_count: int, options: dict[str, Any]
 ) -> None:
     validator = validator_of(ruleset)
     seen = 0
@@ -72,5 +81,6 @@ def test_every_view_of_a_random_playout_fits_the_games_view_schema(
             seen += 1
 
     players = [f"P{n + 1}" for n in range(player_count)]
-    play_random(ruleset, players, f"view-schema-{ruleset.id}-{player_count}", on_step=on_step)
+    seed = f"view-schema-{ruleset.id}-{player_count}-{sorted(options)}"
+    play_random(ruleset, players, seed, options, on_step=on_step)
     assert seen > player_count
