@@ -420,7 +420,8 @@ def openapi_schema(document: dict[str, Any], prefix: str) -> tuple[Any, dict[str
         f"{prefix}{key}": _openapi_node(value, prefix)
         for key, value in document.get("$defs", {}).items()
     }
-    root = {k: v for k, v in document.items() if k not in ("$defs", "$schema", "$id")}
+    # The title stays in the served schema: generators would name the class after it.
+    root = {k: v for k, v in document.items() if k not in ("$defs", "$schema", "$id", "title")}
     return _openapi_node(root, prefix), definitions
 
 
