@@ -29,7 +29,11 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   ``- IfNoneMatch``, ``- IdempotencyKey``) are named the same way; see ``build_spec``.
 
 Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
-by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
+by ``type``; ``Action`` (the body of POST /games/{id}/actions, the items of legal-actions) is
+any game's action. Each ruleset's view schema (``Ruleset.view_schema``, JSON Schema) is
+``<Game>View`` written as OpenAPI 3.0 (``openapi_schema``); ``View`` is any game's view. A
+marshmallow ``ActionField`` or ``ViewField`` (service.schemas) stands for ``Action`` or
+``View``; ``- Include`` names the ``?include=`` query parameter of an action.
 ``WebhookDelivery`` is what a webhook is POSTed (the ``delivery`` callback of createWebhook),
 discriminated by ``kind``. Nullable schemas are rewritten the way generators read them
 (``_typed_nullables``), and ``<int:...>`` path parameters are integers.
