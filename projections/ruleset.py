@@ -120,6 +120,22 @@ class Ruleset:
         """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
         return {}
 
+    def view_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema (draft 2020-12) every ``view`` of this game fits, for clients
+        (openapi.yaml's ``<Game>View``): ``view_schema.json`` in the game's package, or None
+        when it has none."""
+        package = sys.modules[type(self).__module__].__package__ or ""
+        return _view_schema(package)
+
+
+@functools.cache
+def _view_schema(package: str) -> dict[str, Any] | None:
+    found = importlib.resources.files(package).joinpath("view_schema.json")
+    if not found.is_file():
+        return None
+    schema: dict[str, Any] = json.loads(found.read_text(encoding="utf-8"))
+    return schema
+
 
 _REGISTRY: dict[str, Ruleset] = {}
 

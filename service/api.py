@@ -26,6 +26,7 @@ from service.errors import ApiError
 from service.json_input import MalformedJson
 from service.schemas import (
     LEGAL_ACTIONS_MAX_PAGE,
+    ActionQuerySchema,
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
@@ -259,6 +260,37 @@ def list_rulesets() -> Response:
             ]
         }
     )
+
+
+@bp.get("/rulesets/<ruleset_id>/view-schema")
+def get_view_schema(ruleset_id: str) -> Response:
+    """The JSON Schema every view of this game fits (the ``state`` of a state answer).
+    ---
+    get:
+      operationId: getViewSchema
+      codes: {404: [not_found]}
+      tags: [rulesets]
+      summary: The JSON Schema of a game's seat view
+      description: >
+        A JSON Schema (draft 2020-12) of what ``GET /games/{id}/state`` answers as
+        ``state`` for any seat or a spectator of this game; openapi.yaml holds the same
+        schema as ``<Game>View``. 404 ``not_found`` for a ruleset this service does not
+        host or one that publishes no schema.
+      responses:
+        200:
+          description: The game's view schema.
+          content:
+            application/schema+json:
+              schema: {type: object, description: "A JSON Schema document (draft 2020-12)"}
+        404: NotFound
+    """
+    ruleset = next((r for r in all_rulesets() if r.id == ruleset_id), None)
+    published = None if ruleset is None else ruleset.view_schema()
+    if published is None:
+        raise ApiError(404, "not_found", f"No view schema for a game {ruleset_id!r} here.")
+    response = jsonify(published)
+    response.mimetype = "application/schema+json"
+    return response
 
 
 @bp.post("/games")
@@ -567,11 +599,15 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         of 409 awaiting_system_step) and after it (the state shown is after them, with
         ``Preference-Applied``); past N seconds the action is answered with 202 and the
         ``Location`` of the game's state, still awaiting its step.
+        The answer carries the game's ``status`` after the action and, with
+        ``?include=legal_actions``, what this seat may do next: a bot plays with one
+        request per action.
       security: [{seatToken: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
         - Prefer
+        - Include
       requestBody:
         required: true
         content:
@@ -579,8 +615,8 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
             schema: {$ref: '#/components/schemas/Action'}
       responses:
         201:
-          description: Appended; the seat's view after it (and after the automatic steps it
-            made due, with Prefer wait).
+          description: Appended; the game's status and the seat's view after it (and
+            after the automatic steps it made due, with Prefer wait).
           headers:
             ETag: ETag
             Idempotent-Replayed: IdempotentReplayed
@@ -625,9 +661,10 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         raise ApiError(
             400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
         )
+    include = action_includes()
     action = load_action(game, json_body())
     wait = prefer_wait(request.headers.getlist("Prefer"), found.config.max_wait_seconds)
-    status, headers = 201, {}
+    code, headers = 201, {}
     if wait is None:
         result = commands.act(
             found, game_id, seat, action, expected, key, loaded=game, checked=checked
@@ -649,14 +686,9 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         if waited.applied:
             headers["Preference-Applied"] = f"wait={wait}"
             if not waited.settled:
-                status = 202
+                code = 202
                 headers["Location"] = url_for("api.get_state", game_id=game_id)
-    view = result.game.ruleset.view(result.game.state, seat)
-    headers["ETag"] = etag(result.version)
-    if result.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    body = {"seq": result.seq, "version": result.version, "state": view}
-    return jsonify(body), status, headers
+    return action_answer(result, seat, include, code, headers)
 
 
 def prefer_wait(values: list[str], most: int) -> int | None:
@@ -675,6 +707,39 @@ def prefer_wait(values: list[str], most: int) -> int | None:
                 )
             asked = int(seconds)
     return None if asked is None else min(asked, most)
+
+
+def action_includes() -> set[str]:
+    """What the answer to an action includes besides the status and the view (``?include``)."""
+    query = load_query(ActionQuerySchema())
+    return {query["include"]} if "include" in query else set()
+
+
+def action_answer(
+    result: commands.ActResult,
+    seat: int,
+    include: set[str],
+    code: int = 201,
+    headers: dict[str, str] | None = None,
+) -> tuple[Response, int, dict[str, str]]:
+    """The answer to an action (201, or 202 past a Prefer wait): the appended event's seq,
+    the version, the game's status and ``seat``'s view after it, and with ``legal_actions``
+    included what ``seat`` may do next."""
+    game = result.game
+    status = status_of(game)
+    body: dict[str, Any] = {
+        "seq": result.seq,
+        "version": result.version,
+        "status": status,
+        "state": game.ruleset.view(game.state, seat),
+    }
+    if "legal_actions" in include:
+        waiting = status["awaiting_system"] is not None or status["finished"]
+        body["legal_actions"] = [] if waiting else game.ruleset.legal_actions(game.state, seat)
+    headers = {**(headers or {}), "ETag": etag(result.version)}
+    if result.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return jsonify(body), code, headers
 
 
 def load_action(game: Game, body: Any) -> dict[str, Any]:

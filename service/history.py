@@ -32,6 +32,8 @@ from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
 from service.api import (
+    action_answer,
+    action_includes,
     at_most,
     etag,
     json_body,
@@ -50,6 +52,7 @@ from service.auth import (
 )
 from service.bootstrap import Services, game_index_url
 from service.errors import ApiError
+from service.schemas import ViewField
 
 bp = Blueprint("history", __name__)
 
@@ -279,7 +282,7 @@ class MoveResultSchema(Schema):
     seq = fields.Integer(required=True, metadata={"description": "The undone/redone event"})
     version = fields.Integer(required=True)
     status = fields.Dict(required=True)
-    state = fields.Dict(
+    state = ViewField(
         required=True,
         metadata={"description": "The asker's view after it (a spectator's for a branch's holder)"},
     )
@@ -781,6 +784,7 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
       parameters:
         - IfMatch
         - IdempotencyKey
+        - Include
       requestBody:
         required: true
         content:
@@ -788,9 +792,10 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
             schema: {$ref: '#/components/schemas/Action'}
       responses:
         201:
-          description: Appended; the seat's view after it.
+          description: Appended; the game's status and the seat's view after it.
           headers:
             ETag: ETag
+            Idempotent-Replayed: IdempotentReplayed
           content:
             application/json:
               schema: ActionResultSchema
@@ -801,13 +806,10 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
     game, _ = _seat_asker(game_id, seat, acting=True)
     expected = _if_match()
     key = _idempotency_key()
+    include = action_includes()
     action = load_action(game, json_body())
     result = commands.act(_services(), game_id, seat, action, expected, key)
-    view = result.game.ruleset.view(result.game.state, seat)
-    headers = {"ETag": f'"{result.version}"'}
-    if result.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return jsonify({"seq": result.seq, "version": result.version, "state": view}), 201, headers
+    return action_answer(result, seat, include)
 
 
 # -- audit and export --------------------------------------------------------------------

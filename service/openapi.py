@@ -30,7 +30,11 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   ``- LegalActionsCursor``, ``- LegalActionsList``) are named the same way; see ``build_spec``.
 
 Each ruleset's actions are ``<Game>Action``: a ``oneOf`` of its action schemas discriminated
-by ``type``; ``Action`` (the body of POST /games/{id}/actions) is any game's action.
+by ``type``; ``Action`` (the body of POST /games/{id}/actions, the items of legal-actions) is
+any game's action. Each ruleset's view schema (``Ruleset.view_schema``, JSON Schema) is
+``<Game>View`` written as OpenAPI 3.0 (``openapi_schema``); ``View`` is any game's view. A
+marshmallow ``ActionField`` or ``ViewField`` (service.schemas) stands for ``Action`` or
+``View``; ``- Include`` names the ``?include=`` query parameter of an action.
 ``WebhookDelivery`` is what a webhook is POSTed (the ``delivery`` callback of createWebhook),
 discriminated by ``kind``. Nullable schemas are rewritten the way generators read them
 (``_typed_nullables``), and ``<int:...>`` path parameters are integers.
@@ -159,13 +163,16 @@ def build_spec(
         "info": {"description": DESCRIPTION},
         "servers": [{"url": "/" if server is None else server}],
     }
+    marshmallow = MarshmallowPlugin(schema_name_resolver=schema_name)
     spec = APISpec(
         title=TITLE,
         version=_version(),
         openapi_version=OPENAPI_VERSION,
-        plugins=[MarshmallowPlugin(schema_name_resolver=schema_name)],
+        plugins=[marshmallow],
         **extra,
     )
+    assert marshmallow.converter is not None
+    marshmallow.converter.add_attribute_function(_component_field)
     components = spec.components
     components.schema("Problem", schema=api_schemas.ProblemSchema)
     components.security_scheme(
@@ -242,7 +249,17 @@ def build_spec(
         },
     )
     _legal_actions_parameters(components)
+    components.parameter(
+        "Include",
+        "query",
+        {
+            "name": "include",
+            "description": "``legal_actions``: the answer also lists what the seat may do next",
+            "schema": {"type": "string", "enum": ["legal_actions"]},
+        },
+    )
     _action_components(spec, rulesets)
+    _view_components(spec, rulesets)
     _delivery_components(spec)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         if rule.endpoint == "static":
@@ -266,8 +283,35 @@ def build_spec(
             _complete(operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS)
         spec.path(path=path, operations=operations)
     document = spec.to_dict()
+    _component_refs(document)
     _typed_nullables(document)
     return document
+
+
+#: Fields that stand for a union of every game's schemas, and the component each refers to.
+_COMPONENT_FIELDS = {api_schemas.ActionField: "Action", api_schemas.ViewField: "View"}
+
+
+def _component_field(self: Any, field: Any, **kwargs: Any) -> dict[str, Any]:
+    """Marks an ActionField or ViewField for ``_component_refs`` (apispec's attribute
+    functions may only add keys, and a ``$ref`` takes no siblings)."""
+    name = _COMPONENT_FIELDS.get(type(field))
+    return {} if name is None else {"x-component": name}
+
+
+def _component_refs(node: Any) -> None:
+    """Each schema marked by ``_component_field`` becomes the reference to its component."""
+    if isinstance(node, list):
+        for item in node:
+            _component_refs(item)
+    elif isinstance(node, dict):
+        if "x-component" in node:
+            name = node["x-component"]
+            node.clear()
+            node["$ref"] = f"#/components/schemas/{name}"
+            return
+        for value in node.values():
+            _component_refs(value)
 
 
 _APISPEC_NULL = {"type": "object", "nullable": True}
@@ -390,12 +434,97 @@ def _action_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
         union["description"] = f"An action of {ruleset.title}"
         spec.components.schema(f"{game}Action", union)
         per_game.append({"$ref": f"#/components/schemas/{game}Action"})
-    action: dict[str, Any] = {"description": "An action of the game's ruleset: {type, ...}"}
+    action: dict[str, Any] = {
+        "description": "An action of the game's ruleset: {type, ...}, as legal-actions lists "
+        "it (the games share some type names, so this is anyOf their unions)"
+    }
     if per_game:
         action["anyOf"] = per_game
     else:
         action.update(type="object", required=["type"], properties={"type": {"type": "string"}})
     spec.components.schema("Action", action)
+
+
+def _view_components(spec: APISpec, rulesets: list[Ruleset]) -> None:
+    """``<Game>View``: each ruleset's JSON Schema of its seat view (its ``$defs`` become
+    ``<Game>View<Name>``), and ``View``, any of them (the ``state`` of a state answer)."""
+    per_game = []
+    for ruleset in rulesets:
+        name = f"{_camel(ruleset.id)}View"
+        published = ruleset.view_schema()
+        if published is None:
+            view: dict[str, Any] = {"type": "object", "description": f"{ruleset.title}'s view"}
+        else:
+            view, definitions = openapi_schema(published, name)
+            for definition, schema in definitions.items():
+                spec.components.schema(definition, schema)
+        spec.components.schema(name, view)
+        per_game.append({"$ref": f"#/components/schemas/{name}"})
+    spec.components.schema(
+        "View",
+        {
+            "description": "The game as one seat (or a spectator) sees it: its ruleset's view, "
+            "also served as JSON Schema at GET /rulesets/{ruleset_id}/view-schema",
+            "anyOf": per_game,
+        }
+        if per_game
+        else {"type": "object", "description": "The game as one seat sees it"},
+    )
+
+
+def openapi_schema(document: dict[str, Any], prefix: str) -> tuple[Any, dict[str, Any]]:
+    """A JSON Schema (draft 2020-12, the subset the games' view schemas use) as OpenAPI 3.0
+    schemas: the root and its ``$defs`` named ``<prefix><Name>``. ``type: [T, "null"]``
+    becomes ``nullable``, a nullable enum or ``{"type": "null"}`` in a ``oneOf`` the
+    null-only schema, ``const`` a one-value enum, and ``$ref``s point into components."""
+    definitions = {
+        f"{prefix}{key}": _openapi_node(value, prefix)
+        for key, value in document.get("$defs", {}).items()
+    }
+    # The title stays in the served schema: generators would name the class after it.
+    root = {k: v for k, v in document.items() if k not in ("$defs", "$schema", "$id", "title")}
+    return _openapi_node(root, prefix), definitions
+
+
+def _openapi_node(node: Any, prefix: str) -> Any:
+    if isinstance(node, list):
+        return [_openapi_node(item, prefix) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _openapi_node(value, prefix) for key, value in node.items()}
+    ref = converted.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        converted["$ref"] = f"#/components/schemas/{prefix}{ref.removeprefix('#/$defs/')}"
+    if "const" in converted:
+        converted["enum"] = [converted.pop("const")]
+    if converted.get("required") == []:
+        del converted["required"]  # OpenAPI 3.0 wants at least one name there
+    kind = converted.get("type")
+    if kind == "null":
+        return _null_only("object")
+    if isinstance(kind, list):
+        others = [k for k in kind if k != "null"]
+        if len(others) != 1:
+            raise ValueError(f"{prefix}: type {kind} has no OpenAPI 3.0 form")
+        converted["type"] = others[0]
+        if "null" in kind:
+            if isinstance(converted.get("enum"), list):
+                enum = [value for value in converted.pop("enum") if value is not None]
+                description = converted.pop("description", None)
+                nullable_enum: dict[str, Any] = {
+                    "oneOf": [{**converted, "enum": enum}, _null_only(others[0])]
+                }
+                if description is not None:
+                    nullable_enum["description"] = description
+                return nullable_enum
+            converted["nullable"] = True
+    if isinstance(converted.get("oneOf"), list):
+        options = converted["oneOf"]
+        nulls = [o for o in options if o.get("nullable") is True and o.get("enum") == [None]]
+        typed = [o for o in options if o not in nulls]
+        if nulls and len(typed) == 1 and "type" in typed[0]:
+            nulls[0]["type"] = typed[0]["type"]
+    return converted
 
 
 def _delivery_components(spec: APISpec) -> None:
@@ -487,9 +616,10 @@ def _codes_of(
         add(413, "payload_too_large")
         add(415, "unsupported_media_type")
         add(422, "invalid_body")
-    if any(isinstance(p, dict) and p.get("in") == "query" for p in parameters):
+    places = [_SHARED_PARAMETERS[p] if isinstance(p, str) else p.get("in") for p in parameters]
+    if "query" in places:
         add(422, "invalid_query")
-    if any(isinstance(p, str) or p.get("in") == "header" for p in parameters):
+    if "header" in places:
         add(400, "invalid_header")
     if rate_limited:
         add(429, "rate_limited")
@@ -501,6 +631,19 @@ def _codes_of(
     for status, names in operation.pop("codes", {}).items():
         add(int(status), *names)
     return dict(sorted(codes.items()))
+
+
+#: Where each shared parameter (a view names it: ``- IfMatch``) is sent.
+_SHARED_PARAMETERS = {
+    "IfMatch": "header",
+    "IfNoneMatch": "header",
+    "IdempotencyKey": "header",
+    "Include": "query",
+    "Prefer": "header",
+    "LegalActionsLimit": "query",
+    "LegalActionsCursor": "query",
+    "LegalActionsList": "query",
+}
 
 
 def _version() -> str:

@@ -159,6 +159,16 @@ class GameListQuerySchema(Schema):
     cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,18}$"))
 
 
+class ActionField(fields.Dict):
+    """An action of the game's ruleset, as legal-actions lists it and POST .../actions takes it:
+    ``Action`` in openapi.yaml (any game's ``<Game>Action``, a union discriminated by ``type``)."""
+
+
+class ViewField(fields.Dict):
+    """The game as one seat (or a spectator) sees it: ``View`` in openapi.yaml (any game's
+    ``<Game>View``, each game's published JSON Schema of its view)."""
+
+
 class StateSchema(Schema):
     id = fields.String(required=True)
     version = fields.Integer(required=True)
@@ -166,7 +176,7 @@ class StateSchema(Schema):
         required=True, allow_none=True, metadata={"description": "null for a spectator"}
     )
     status = fields.Nested(GameStatusSchema, required=True)
-    state = fields.Dict(required=True, metadata={"description": "The game as this seat sees it"})
+    state = ViewField(required=True, metadata={"description": "The game as this seat sees it"})
 
 
 class _ParamRuleSchema(Schema):
@@ -272,7 +282,7 @@ class LegalActionsSchema(Schema):
         metadata={"description": 'Free and "at any time" action types, apart'},
     )
     actions = fields.List(
-        fields.Dict(),
+        ActionField(),
         required=True,
         metadata={
             "description": "A page of the complete list (decision and free actions, in the "
@@ -290,7 +300,25 @@ class LegalActionsSchema(Schema):
 class ActionResultSchema(Schema):
     seq = fields.Integer(required=True)
     version = fields.Integer(required=True)
-    state = fields.Dict(required=True, metadata={"description": "The seat's view after it"})
+    status = fields.Nested(GameStatusSchema, required=True)
+    state = ViewField(required=True, metadata={"description": "The seat's view after it"})
+    legal_actions = fields.List(
+        ActionField(),
+        metadata={
+            "description": "With ?include=legal_actions: what this seat may do next, as "
+            "legal-actions would list it at this version (empty while an automatic step is "
+            "pending or once the game is over)"
+        },
+    )
+
+
+class ActionQuerySchema(Schema):
+    """POST .../actions: what to include in the answer besides the seat's view."""
+
+    class Meta:
+        unknown = RAISE
+
+    include = fields.String(validate=validate.OneOf(["legal_actions"]))
 
 
 class EventSchema(Schema):
