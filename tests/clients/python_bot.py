@@ -47,7 +47,7 @@ from meeple_ledger_client.models import (
     LegalActions,
     RulesetList,
 )
-from meeple_ledger_client.types import File
+from meeple_ledger_client.types import File, Unset
 
 #: a random game ends long before this many actions
 MAX_ACTIONS = 20_000
@@ -156,20 +156,6 @@ def wait_for_version_after(seen: Seen, version: int) -> int:
     return newest
 
 
-def answer_extras(result: ActionResult) -> tuple[GameStatus | None, LegalActions | None]:
-    """The new status and the acting seat's next legal actions, when the answer has them."""
-    raw = result.to_dict()
-    status = GameStatus.from_dict(raw["status"]) if isinstance(raw.get("status"), dict) else None
-    legal = None
-    if isinstance(raw.get("legal_actions"), list):
-        legal = LegalActions.from_dict(
-            {"version": result.version, "seat": raw.get("seat"), "actions": raw["legal_actions"]}
-        )
-    elif isinstance(raw.get("legal_actions"), dict):
-        legal = LegalActions.from_dict(raw["legal_actions"])
-    return status, legal
-
-
 def play(
     base_url: str,
     ruleset: str,
@@ -243,7 +229,10 @@ def _play_loop(
 ) -> int:
     """Play until the game ends; the number of actions posted."""
     status: GameStatus | None = None
-    legal: LegalActions | None = None
+    # The legal actions the bot picks from, and the version and seat they are for: read with
+    # GET legal-actions, or taken from the answer to the seat's last action.
+    choices = None
+    chosen_at = (-1, -1)
     for actions in range(MAX_ACTIONS):
         if status is None:
             summary = get_game.sync(game_id, client=anonymous)
@@ -253,25 +242,25 @@ def _play_loop(
             return actions
         if status.awaiting_system or not status.to_act:
             version = wait_for_version_after(seen, version)
-            status = legal = None
+            status = None
             continue
         seat = status.to_act[0]
-        if legal is None or legal.seat != seat or legal.version != version:
+        if choices is None or chosen_at != (version, seat):
             answer = get_legal_actions.sync(game_id, client=seats[seat])
             assert isinstance(answer, LegalActions), answer
-            legal = answer
-        assert legal.actions, f"seat {seat} is to act at version {version} with no legal action"
+            choices, chosen_at = answer.actions, (answer.version, seat)
+        assert choices, f"seat {seat} is to act at version {version} with no legal action"
         result = post_action.sync(
             game_id,
             client=posters[seat],
-            body=rng.choice(legal.actions),
-            if_match=f'"{legal.version}"',
+            body=rng.choice(choices),
+            if_match=f'"{chosen_at[0]}"',
         )
         assert isinstance(result, ActionResult), result
-        version = result.version
-        status, legal = answer_extras(result)
-        if legal is not None and legal.seat is None:
-            legal.seat = seat
+        version, status = result.version, result.status
+        if not isinstance(result.legal_actions, Unset):
+            # the answer lists what this seat may do next (?include=legal_actions)
+            choices, chosen_at = result.legal_actions, (version, seat)
     raise AssertionError(f"{game_id}: not finished after {MAX_ACTIONS} actions")
 
 
