@@ -29,6 +29,14 @@ from service.schemas import (
 )
 from service.visibility import sealed_until, visible_envelope
 
+
+def seats_of(game: Game) -> list[dict[str, Any]]:
+    """Who sits where (service.lobby): each seat's name, kind and bot, no token."""
+    from service.lobby import seats_of as lobby_seats
+
+    return lobby_seats(game)
+
+
 bp = Blueprint("api", __name__)
 
 #: Idempotency-Key and If-Match values a client may send (printable, bounded).
@@ -137,12 +145,16 @@ def not_modified(version: int) -> Response | None:
 
 def status_of(game: Game) -> dict[str, Any]:
     status = game.ruleset.status(game.state)
+    # While a seat is open (the lobby) nobody acts and no automatic step runs.
+    waiting = bool(game.open_seats)
     return {
         "round": status.get("round"),
         "phase": status.get("phase"),
-        "to_act": list(status.get("to_act", [])),
-        "awaiting_system": status.get("awaiting_system"),
+        "to_act": [] if waiting else list(status.get("to_act", [])),
+        "awaiting_system": None if waiting else status.get("awaiting_system"),
         "finished": bool(status.get("finished")),
+        "waiting_for_players": waiting,
+        "open_seats": game.open_seats,
     }
 
 
@@ -231,8 +243,11 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
       tags: [games]
       summary: Create a game
       description: >
-        Each seat's bearer token is returned here once and never again (the service keeps
-        only its hash). A ``seed`` is accepted only with the admin key.
+        Each player's seat's bearer token is returned here once and never again (the service
+        keeps only its hash). A seat may instead be left open (``{"open": true}``, joined
+        later: the game waits for its players) or given to a bot (``{"bot": {"agent":
+        "mcts", "playouts": 100}}``); docs/api.md, "Lobby" and "Bots". A ``seed`` is
+        accepted only with the admin key.
       security: [{}, {adminKey: []}]
       requestBody:
         required: true
@@ -261,7 +276,13 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         "id": created.game_id,
         "version": created.version,
         "seats": [
-            {"seat": ticket.seat, "name": ticket.name, "token": ticket.token}
+            {
+                "seat": ticket.seat,
+                "name": ticket.name,
+                "token": ticket.token,
+                "kind": ticket.kind,
+                "bot": ticket.bot,
+            }
             for ticket in created.seats
         ],
     }
@@ -288,6 +309,12 @@ def list_games() -> Response:
         - {in: query, name: status, schema: {type: string, enum: [active, finished]}}
         - {in: query, name: player, schema: {type: string, minLength: 1, maxLength: 40},
            description: "A player's name"}
+        - {in: query, name: open, schema: {type: boolean},
+           description: "true: games waiting for players (a lobby); false: the others"}
+        - {in: query, name: sandbox, schema: {type: boolean},
+           description: "true: branches and other sandbox games; false: the others"}
+        - {in: query, name: branch_of, schema: {type: string, pattern: '^[A-Za-z0-9_-]{1,64}$'},
+           description: "Branches made from this game"}
         - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 100, default: 20}}
         - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}$'},
            description: "next_cursor of the previous page"}
@@ -303,6 +330,9 @@ def list_games() -> Response:
         ruleset=query.get("ruleset"),
         status=query.get("status"),
         player=query.get("player"),
+        open=query.get("open"),
+        sandbox=query.get("sandbox"),
+        branch_of=query.get("branch_of"),
         limit=query["limit"],
         cursor=query.get("cursor"),
     )
@@ -355,6 +385,7 @@ def get_game(game_id: str) -> Response:
             "seed": meta["seed"] if finished else None,
             "status": status,
             "result": game.ruleset.result(game.state) if finished else None,
+            "seats": seats_of(game),
         }
     )
     response.headers["ETag"] = etag(game.version)
@@ -451,7 +482,8 @@ def get_legal_actions(game_id: str) -> Response:
         return unchanged
     status = game.ruleset.status(game.state)
     actions: list[dict[str, Any]] = []
-    if viewer.seat is not None and not status.get("awaiting_system") and not status.get("finished"):
+    playing = not status.get("awaiting_system") and not status.get("finished")
+    if viewer.seat is not None and playing and not game.open_seats:
         actions = game.ruleset.legal_actions(game.state, viewer.seat)
     response = jsonify({"version": game.version, "seat": viewer.seat, "actions": actions})
     response.headers["ETag"] = etag(game.version)

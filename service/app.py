@@ -19,7 +19,7 @@ from service.limits import install_rate_limits
 
 #: Blueprints of the other parts of the service (notifications, the live stream), each a
 #: module exposing ``bp``; registered when present.
-EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream", "service.history")
+EXTRA_BLUEPRINTS = ("service.webhooks", "service.stream", "service.history", "service.lobby")
 
 
 def create_app(config: Config | None = None, services: Services | None = None) -> Flask:

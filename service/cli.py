@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--queue",
         action="append",
-        choices=["steps", "notifications"],
-        help="serve only this queue (repeatable; default both, steps first)",
+        choices=["steps", "notifications", "bots"],
+        help="serve only this queue (repeatable; default all three, steps first)",
     )
     worker.set_defaults(handler=run_worker)
 
@@ -95,7 +95,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from service.jobs import run_worker as start_worker
 
-    names = {"steps": "steps", "notifications": "notify"}
+    names = {"steps": "steps", "notifications": "notify", "bots": "bots"}
     queues = [names[queue] for queue in args.queue] if args.queue else None
     return int(start_worker(load_config(), queues=queues) or 0)
 

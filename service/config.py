@@ -69,6 +69,11 @@ class Config:
     max_page: int = 1000
     #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
     audit_cache_size: int = 256
+    #: MEEPLE_RATE_LIMIT_LOBBY_GAMES: POST /games with an open or a bot seat, per client
+    #: address (on top of MEEPLE_RATE_LIMIT_GAMES): such games wait or cost bot work.
+    rate_limit_lobby_games: str = "5/minute;30/hour"
+    #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
+    rate_limit_seats: str = "30/minute;300/hour"
 
 
 _ENV_NAMES = {
@@ -93,6 +98,8 @@ _ENV_NAMES = {
     "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
+    "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
+    "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
@@ -112,6 +119,8 @@ RATE_LIMITS = (
     "rate_limit_token_branches",
     "rate_limit_actions",
     "rate_limit_undo",
+    "rate_limit_lobby_games",
+    "rate_limit_seats",
 )
 
 

@@ -31,7 +31,15 @@ from projections.fold import Game, RulesVersionMismatch
 from projections.history import branch_events, redo_event, timeline, undo_event
 from projections.ruleset import IllegalAction
 from service import commands
-from service.api import at_most, etag, json_body, load_action, load_query, version_tags
+from service.api import (
+    at_most,
+    etag,
+    json_body,
+    load_action,
+    load_query,
+    status_of,
+    version_tags,
+)
 from service.auth import (
     AuthError,
     bearer_token,
@@ -106,14 +114,7 @@ def _finished(game: Game) -> bool:
 
 
 def _status(game: Game) -> dict[str, Any]:
-    status = game.ruleset.status(game.state)
-    return {
-        "round": status.get("round"),
-        "phase": status.get("phase"),
-        "to_act": list(status.get("to_act", [])),
-        "awaiting_system": status.get("awaiting_system"),
-        "finished": bool(status.get("finished")),
-    }
+    return status_of(game)
 
 
 # -- time travel -----------------------------------------------------------------------
@@ -746,7 +747,7 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
     game, _ = _seat_asker(game_id, seat, acting=False)
     status = game.ruleset.status(game.state)
     actions: list[dict[str, Any]] = []
-    if not status.get("awaiting_system") and not status.get("finished"):
+    if not status.get("awaiting_system") and not status.get("finished") and not game.open_seats:
         actions = game.ruleset.legal_actions(game.state, seat)
     return jsonify({"version": game.version, "seat": seat, "actions": actions})
 

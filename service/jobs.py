@@ -41,7 +41,7 @@ import redis
 
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
-from service import commands, notifications
+from service import bots, commands, notifications
 from service.job_state import JobState, RedisJobState, open_job_state
 from service.live import RedisStreamSlots, StreamHub, Watcher, appended_channel
 from service.visibility import sealed_until
@@ -52,7 +52,9 @@ log = logging.getLogger(__name__)
 #: never hold up a game's scoring.
 STEPS_QUEUE = "meeple-steps"
 NOTIFICATIONS_QUEUE = "meeple-notifications"
-QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
+#: Bot seats' turns (service.bots): below automatic steps, and apart from them.
+BOTS_QUEUE = "meeple-bots"
+QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE, BOTS_QUEUE)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class JobSettings:
     #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
     #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
     notify_threads: int = 8
+    #: MEEPLE_BOT_THREADS: threads of the in-process runner for bot seats' turns (apart, so
+    #: automatic steps never wait behind a bot thinking).
+    bot_threads: int = 2
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
@@ -285,7 +290,11 @@ def sweep(services: Any) -> dict[str, int]:
     steps = 0
     for game_id, version in jobs.state.due_since_before(now - jobs.settings.step_grace):
         try:
-            steps += system_step(services, game_id, version).appended
+            outcome = system_step(services, game_id, version)
+            if outcome.reason == "nothing_due":
+                # Marked due by a bot's turn rather than an automatic step (service.bots).
+                steps += bots.bot_turn(services, game_id, version) == "appended"
+            steps += outcome.appended
         except Exception:
             log.exception("sweep: the step of game %s after %s failed", game_id, version)
     retries = 0
@@ -307,6 +316,7 @@ JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "notify": notify,
     "deliver": deliver,
     "catch_up": catch_up,
+    "bot_turn": bots.bot_turn,
 }
 
 
@@ -338,6 +348,8 @@ class Jobs:
             # Written down first: if the job is lost, the sweep still finds the step due.
             self.state.mark_due(game_id, version, time.time())
             self.enqueue("system_step", game_id, version, job_id=system_step_key(game_id, version))
+        elif game.version == version:
+            bots.enqueue_bot_turn(self, game)
         if self.announce(game_id, version):
             self.enqueue("notify", game_id, version, job_id=f"notify-{game_id}", queue="notify")
         self.catch_up_soon()
@@ -422,6 +434,9 @@ class InProcessJobs(Jobs):
             ),
             "notify": ThreadPoolExecutor(
                 max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
+            ),
+            "bots": ThreadPoolExecutor(
+                max_workers=settings.bot_threads, thread_name_prefix="meeple-bot"
             ),
         }
         self._changed = threading.Condition()
@@ -546,6 +561,7 @@ class RQJobs(Jobs):
         self.queues = {
             "steps": Queue(STEPS_QUEUE, connection=self.connection),
             "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
+            "bots": Queue(BOTS_QUEUE, connection=self.connection),
         }
 
     def enqueue(
@@ -666,7 +682,7 @@ def run_worker(
     queues: list[str] | None = None,
 ) -> int:
     """``meeple worker``: an RQ worker for the service's queues (``queues``: a choice of
-    ``steps`` and ``notify``; default both, steps first), with the sweep in a thread.
+    ``steps``, ``notify`` and ``bots``; default all, steps first), with the sweep in a thread.
 
     The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
     warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
@@ -697,7 +713,8 @@ def run_worker(
     sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
     sweeper.start()
     # Listed in this order, RQ takes a waiting step before any notification.
-    served = [jobs.queues[name] for name in ("steps", "notify") if name in (queues or jobs.queues)]
+    order = ("steps", "notify", "bots")
+    served = [jobs.queues[name] for name in order if name in (queues or jobs.queues)]
     worker = SimpleWorker(served, connection=jobs.connection)
     try:
         worker.work(burst=burst, logging_level="INFO")
