@@ -499,7 +499,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
       operationId: postAction
       codes:
         403: [seat_required]
-        409: [version_conflict, awaiting_system_step]
+        409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [play]
       summary: Play an action

@@ -761,7 +761,7 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
       codes:
         404: [not_found]
         403: [seat_required, not_your_seat]
-        409: [version_conflict, awaiting_system_step]
+        409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [history]
       summary: Play an action for a given seat

@@ -92,6 +92,30 @@ def test_filters_combine_ruleset_status_and_player(index: GameIndex) -> None:
     assert ids(index.query(status="active").rows) == ["b"]
 
 
+def test_filters_by_open_seats_sandbox_and_branch_source(index: GameIndex) -> None:
+    index.save(
+        [
+            row("lobby", open_seats=[1]),
+            row("played"),
+            row("branch", sandbox=True, branch_of="played"),
+            row("other-branch", sandbox=True, branch_of="lobby"),
+        ],
+        {"after": 4},
+    )
+    assert ids(index.query(open=True).rows) == ["lobby"]
+    assert ids(index.query(open=False).rows) == ["other-branch", "branch", "played"]
+    assert ids(index.query(sandbox=True).rows) == ["other-branch", "branch"]
+    assert ids(index.query(sandbox=False).rows) == ["played", "lobby"]
+    assert ids(index.query(branch_of="played").rows) == ["branch"]
+    assert ids(index.query(branch_of="played", sandbox=False).rows) == []
+    # Joined: the game leaves the lobby.
+    index.save([row("lobby", 2, open_seats=[])], {"after": 5})
+    assert index.query(open=True).rows == []
+    assert ids(index.query(open=False, sandbox=False).rows) == ["played", "lobby"]
+    found = index.get("branch")
+    assert found is not None and (found.sandbox, found.branch_of) == (True, "played")
+
+
 def test_pages_follow_the_cursor_to_the_last_game(index: GameIndex) -> None:
     index.save([row(f"g{n}", players=["Ann"]) for n in range(7)], {"after": 7})
     seen: list[str] = []

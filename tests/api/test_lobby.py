@@ -211,3 +211,36 @@ def test_a_lobby_game_plays_to_the_end_and_audits(client: FlaskClient, services:
     assert final["players"] == ["Bob", "Ann"]
     report = audit(services.store.read(game["id"]))
     assert report.ok, report
+
+
+def test_the_game_list_shows_lobbies_and_branches_with_true_timestamps(
+    client: FlaskClient, services: Services
+) -> None:
+    from service import commands
+
+    played = new_game(client, "tally", ["Ann", "Bob"])
+    ann = bearer(played["seats"][0]["token"])
+    client.post(f"/games/{played['id']}/actions", json={"type": "bid", "amount": 1}, headers=ann)
+    open_game = lobby(client)
+    branch = client.post(f"/games/{played['id']}/branches", json={"at": 2}, headers=ann)
+    assert branch.status_code == 201, branch.json
+    settle(services)
+    commands.catch_up(services)
+
+    def listed(query: str) -> list[dict[str, Any]]:
+        response = client.get(f"/games{query}")
+        assert response.status_code == 200, response.json
+        games: list[dict[str, Any]] = response.json["games"]
+        return games
+
+    assert [game["id"] for game in listed("?open=true")] == [open_game["id"]]
+    assert listed("?open=true")[0]["open_seats"] == [1]
+    branches = listed(f"?branch_of={played['id']}")
+    assert [game["id"] for game in branches] == [branch.json["id"]]
+    assert branches[0]["sandbox"] is True and branches[0]["branch_of"] == played["id"]
+    assert [game["id"] for game in listed("?sandbox=true")] == [branch.json["id"]]
+    assert branch.json["id"] not in [game["id"] for game in listed("?sandbox=false")]
+    for game in listed(""):
+        assert game["updated_at"] >= game["created_at"], game
+    assert client.get("/games?open=maybe").status_code == 422
+    assert client.get("/games?branch_of=../x").status_code == 422
