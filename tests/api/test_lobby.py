@@ -244,3 +244,19 @@ def test_the_game_list_shows_lobbies_and_branches_with_true_timestamps(
         assert game["updated_at"] >= game["created_at"], game
     assert client.get("/games?open=maybe").status_code == 422
     assert client.get("/games?branch_of=../x").status_code == 422
+
+
+def test_the_timeline_tells_each_change_of_a_seat(client: FlaskClient) -> None:
+    game = lobby(client, ["Ann", OPEN, OPEN])
+    bob = join(client, game["id"], 1, "Bob").json["token"]
+    client.post(f"/games/{game['id']}/seats/1/token", headers=bearer(bob))
+    ann = bearer(game["seats"][0]["token"])
+    client.post(f"/games/{game['id']}/seats/2/bot", json={"agent": "random"}, headers=ann)
+    response = client.get(f"/games/{game['id']}/timeline")
+    assert response.status_code == 200, response.json
+    lines = [entry["summary"] for entry in response.json["events"]]
+    assert lines[1:] == [
+        "Bob joined seat 1",
+        "Seat 1 rotated its token",
+        "Seat 2 went to Random bot",
+    ]
