@@ -240,6 +240,7 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         401: [missing_token]
         403: [admin_required]
         422: [unknown_ruleset, invalid_player_count, unknown_option, invalid_option]
+        429: [too_many_open_games, too_many_bot_games]
       tags: [games]
       summary: Create a game
       description: >
@@ -269,6 +270,10 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
     viewer = viewer_of(None)
     if "seed" in body:
         require_admin(viewer)
+    if not viewer.admin:
+        from service.lobby import check_caps
+
+        check_caps(services(), body["players"])
     created = commands.create_game(
         services(), body["ruleset"], body["players"], body["options"], seed=body.get("seed")
     )

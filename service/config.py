@@ -74,6 +74,12 @@ class Config:
     rate_limit_lobby_games: str = "5/minute;30/hour"
     #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
     rate_limit_seats: str = "30/minute;300/hour"
+    #: MEEPLE_MAX_OPEN_GAMES: games waiting for players at once; past it a new game with an
+    #: open seat gets 429 ``too_many_open_games`` (the admin key excepted).
+    max_open_games: int = 1000
+    #: MEEPLE_MAX_BOT_GAMES: unfinished games with a bot seat at once; past it a new game
+    #: with a bot seat gets 429 ``too_many_bot_games`` (the admin key excepted).
+    max_bot_games: int = 200
 
 
 _ENV_NAMES = {
@@ -100,6 +106,8 @@ _ENV_NAMES = {
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
     "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
     "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
+    "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
+    "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
@@ -109,6 +117,8 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_undo_steps",
     "max_page",
     "audit_cache_size",
+    "max_open_games",
+    "max_bot_games",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -167,6 +177,9 @@ def _check(config: Config) -> None:
     for name in ("max_undo_steps", "max_page"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
+    for name in ("max_open_games", "max_bot_games"):
+        if getattr(config, name) < 0:
+            raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     if config.audit_cache_size < 0:
         raise ConfigError("MEEPLE_AUDIT_CACHE_SIZE cannot be negative")
 

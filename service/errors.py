@@ -86,6 +86,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "seat_open": (409, "The seat is open"),
     "seat_is_bot": (409, "The seat is played by a bot"),
     "seats_fixed": (409, "A branch has no lobby"),
+    "too_many_open_games": (429, "Too many games wait for players"),
+    "too_many_bot_games": (429, "Too many games with bots are under way"),
     "request_header_fields_too_large": (431, "The request's headers are too large"),
     "internal_error": (500, "Internal error"),
     "unsupported_transfer_coding": (501, "The transfer coding is not supported"),

@@ -207,6 +207,39 @@ def _held(game: Game, seat: int) -> None:
         raise CommandError("seat_is_bot", f"Seat {seat} is played by a bot, which has no token.")
 
 
+#: Seconds a client is told to wait when a cap on lobbies or bot games is reached.
+CAP_RETRY_AFTER = 60
+
+
+def check_caps(found: Services, seats: list[Any]) -> None:
+    """Refuse a new game with an open seat past ``MEEPLE_MAX_OPEN_GAMES`` waiting games, or
+    with a bot seat past ``MEEPLE_MAX_BOT_GAMES`` unfinished ones (429): anonymous clients
+    may start these, so how many there are at once is bounded. Counted in the game index, a
+    moment behind the log."""
+    opened = any(isinstance(seat, dict) and seat.get("open") for seat in seats)
+    botted = any(isinstance(seat, dict) and seat.get("bot") for seat in seats)
+    if not opened and not botted:
+        return
+    waiting, with_bots = found.game_index.count_lobbies()
+    config = found.config
+    retry = {"Retry-After": str(CAP_RETRY_AFTER)}
+    if opened and waiting >= config.max_open_games:
+        raise ApiError(
+            429,
+            "too_many_open_games",
+            f"{waiting} games already wait for players; join one (GET /games?open=true) "
+            "or name every player.",
+            headers=retry,
+        )
+    if botted and with_bots >= config.max_bot_games:
+        raise ApiError(
+            429,
+            "too_many_bot_games",
+            f"{with_bots} games with bots are under way; try again later.",
+            headers=retry,
+        )
+
+
 # -- HTTP ------------------------------------------------------------------------------
 
 

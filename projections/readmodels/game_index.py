@@ -127,6 +127,11 @@ class GameIndex(ABC):
         """Games matching every given filter, newest first, at most ``limit``: ``open``
         (waiting for players or not), ``sandbox``, ``branch_of`` (a source game's id)."""
 
+    @abstractmethod
+    def count_lobbies(self) -> tuple[int, int]:
+        """(games waiting for players, unfinished games with a bot seat): the caps on what
+        anonymous clients may start (service.lobby)."""
+
     def close(self) -> None:  # noqa: B027 - optional
         """Release files and connections."""
 
@@ -271,6 +276,16 @@ class SQLiteGameIndex(GameIndex):
         rows = [GameRow(**json.loads(text), order=order) for order, text in found[:limit]]
         next_cursor = str(rows[-1].order) if len(found) > limit else None
         return Page(rows, next_cursor)
+
+    def count_lobbies(self) -> tuple[int, int]:
+        rows = self._pool.query(
+            "SELECT"
+            " COALESCE(SUM(COALESCE(json_array_length(row, '$.open_seats'), 0) > 0), 0),"
+            " COALESCE(SUM(status = 'active'"
+            " AND COALESCE(json_array_length(row, '$.bots'), 0) > 0), 0)"
+            " FROM games"
+        )
+        return int(rows[0][0]), int(rows[0][1])
 
     def close(self) -> None:
         self._pool.close()

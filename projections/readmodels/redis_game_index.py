@@ -16,6 +16,7 @@ one slot and each update or query is one Lua script over keys of that slot::
     meeple:{index}:sandbox            sorted set: branches and other sandbox games
     meeple:{index}:played             sorted set: games that are not sandboxes
     meeple:{index}:branch_of:<id>     sorted set per source game: its branches
+    meeple:{index}:bots_active        sorted set: unfinished games with a bot seat
     meeple:{index}:position           the feed position (JSON)
 """
 
@@ -119,6 +120,7 @@ class RedisGameIndex(GameIndex):
                 self._key("closed"): not row.open_seats,
                 self._key("sandbox"): row.sandbox,
                 self._key("played"): not row.sandbox,
+                self._key("bots_active"): bool(row.bots) and row.status == "active",
             }
             joined = [self._key("player", name) for name in sorted(set(row.players))]
             if row.branch_of is not None:
@@ -187,6 +189,10 @@ class RedisGameIndex(GameIndex):
         ]
         page = rows[:limit]
         return Page(page, str(page[-1].order) if len(rows) > limit else None)
+
+    def count_lobbies(self) -> tuple[int, int]:
+        waiting = self.client.zcard(self._key("open"))
+        return int(waiting), int(self.client.zcard(self._key("bots_active")))
 
     def close(self) -> None:
         self.client.close()

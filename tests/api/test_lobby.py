@@ -260,3 +260,33 @@ def test_the_timeline_tells_each_change_of_a_seat(client: FlaskClient) -> None:
         "Seat 1 rotated its token",
         "Seat 2 went to Random bot",
     ]
+
+
+def test_new_lobbies_and_bot_games_are_capped_but_not_for_the_admin(
+    config: Any, tmp_path: Any
+) -> None:
+    from dataclasses import replace
+
+    from service.app import create_app
+    from service.bootstrap import bootstrap
+
+    built = bootstrap(replace(config, max_open_games=1, max_bot_games=1))
+    try:
+        client = create_app(services=built).test_client()
+        lobby(client)
+        new_game(client, "tally", ["Ann", {"bot": {"agent": "random"}}])
+        settle(built)
+        built.game_index.catch_up(built.store, built.folder.load)
+        refused = client.post("/games", json={"ruleset": "tally", "players": ["Ann", OPEN]})
+        assert refused.status_code == 429
+        assert refused.json["code"] == "too_many_open_games"
+        assert refused.headers["Retry-After"] == "60"
+        bots = {"ruleset": "tally", "players": ["Ann", {"bot": {"agent": "random"}}]}
+        assert client.post("/games", json=bots).json["code"] == "too_many_bot_games"
+        # Named players only are never capped; the admin key is not either.
+        assert client.post("/games", json={"ruleset": "tally", "players": ["A"]}).status_code == 201
+        admin = client.post("/games", json=bots, headers=bearer(ADMIN_KEY))
+        assert admin.status_code == 201
+        settle(built)
+    finally:
+        built.close()
