@@ -219,3 +219,35 @@ def test_a_bot_decides_on_its_information_set_alone(
     assert other.state != folded.state
     assert folded.ruleset.view(other.state, 0) == folded.ruleset.view(folded.state, 0)
     assert bots.choose(folded, 0) == bots.choose(other, 0)
+
+
+def test_a_lost_bot_turn_is_played_by_the_sweep(
+    client: FlaskClient, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from service import jobs
+
+    enqueue = services.jobs.enqueue
+    lost: list[str] = []
+
+    def losing(name: str, *args: Any, **options: Any) -> None:
+        if name == "bot_turn":
+            lost.append(name)  # the worker died with it
+            return
+        enqueue(name, *args, **options)
+
+    monkeypatch.setattr(services.jobs, "enqueue", losing)
+    game = new_game(client, "tally", [{"bot": {"agent": "random"}}, "Ann"])
+    settle(services)
+    assert lost
+    assert not [e for e in services.store.read(game["id"]) if e["actor"].get("bot")]
+    monkeypatch.setattr(services.jobs, "enqueue", enqueue)
+    services.jobs.settings = replace(services.jobs.settings, step_grace=0.0)
+    swept = jobs.sweep(services)
+    assert swept["steps"] >= 1
+    moves = [e for e in services.store.read(game["id"]) if e["actor"].get("bot")]
+    assert [(e["actor"], e["data"]["action"]["type"]) for e in moves] == [
+        ({"seat": 0, "bot": "random"}, "bid")
+    ]
+    settle(services)

@@ -290,3 +290,15 @@ def test_new_lobbies_and_bot_games_are_capped_but_not_for_the_admin(
         settle(built)
     finally:
         built.close()
+
+
+def test_webhooks_hear_of_nobody_s_turn_until_the_last_seat_is_joined(
+    client: FlaskClient, services: Services
+) -> None:
+    from service.notifications import GameHistory
+
+    game = lobby(client)
+    joined = join(client, game["id"], 1, "Bob").json["version"]
+    history = GameHistory(services.folder, game["id"])
+    assert history.status(1)["to_act"] == [] and history.status(1)["waiting_for_players"]
+    assert history.status(joined)["to_act"] == [0, 1]
