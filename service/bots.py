@@ -18,6 +18,7 @@ appended as the seat's action, its actor naming the bot: ``{"seat": 2, "bot": "m
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +29,7 @@ from projections.agents import AGENTS, Budget, make_agent
 from projections.fold import Game, copy_state, decide_action
 from projections.rng import derive_rng
 from projections.ruleset import IllegalAction
+from service import commands
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +119,7 @@ def enqueue_bot_turn(jobs: Any, game: Game) -> bool:
     if due_bot_seat(game) is None:
         return False
     game_id, version = str(game.meta["game_id"]), game.version
-    jobs.state.mark_due(game_id, version, _now())
+    jobs.state.mark_due(game_id, version, time.time())
     jobs.enqueue("bot_turn", game_id, version, job_id=bot_turn_key(game_id, version), queue="bots")
     return True
 
@@ -164,8 +166,6 @@ def bot_turn(services: Any, game_id: str, version: int) -> str:
         fallback = derive_rng(f"{game.seed_for(version + 1)}:bot:{seat}", game.position + 1)
         event, new_state = decide_action(game, seat, legal[fallback.randrange(len(legal))])
     event = replace(event, actor={"seat": seat, "bot": str(bot.get("agent"))})
-    from service import commands
-
     try:
         result = commands.append(
             services,
@@ -181,9 +181,3 @@ def bot_turn(services: Any, game_id: str, version: int) -> str:
         return "conflict"
     state.clear_due(game_id, version)
     return "replayed" if result.replayed else "appended"
-
-
-def _now() -> float:
-    import time
-
-    return time.time()

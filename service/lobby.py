@@ -282,8 +282,16 @@ def viewer_of_any(game: Game) -> Viewer:
     return resolve_viewer(game.meta, authorization, services().config.admin_key)
 
 
-def _not_your_seat() -> ApiError:
-    return ApiError(403, "not_your_seat", "Your token is for another seat.")
+def _own_seat_or_admin(game_id: str, seat: int) -> Viewer:
+    """Who asks, when it is ``seat`` itself (its token) or the admin."""
+    game, viewer = _viewer(game_id)
+    _seat_path(game, seat)
+    if not viewer.admin:
+        if not viewer.authenticated:
+            raise AuthError("missing_token", "Send the seat's token or the admin key.")
+        if viewer.seat != seat:
+            raise ApiError(403, "not_your_seat", "Your token is for another seat.")
+    return viewer
 
 
 def _seat_path(game: Game, seat: int) -> None:
@@ -362,13 +370,7 @@ def leave_seat(game_id: str, seat: int) -> Response:
         403: Forbidden
         409: Conflict
     """
-    game, viewer = _viewer(game_id)
-    _seat_path(game, seat)
-    if not viewer.admin:
-        if not viewer.authenticated:
-            raise AuthError("missing_token", "Send your seat token as a Bearer token.")
-        if viewer.seat != seat:
-            raise _not_your_seat()
+    _own_seat_or_admin(game_id, seat)
     left = leave(services(), game_id, seat)
     return jsonify(_seat_answer(game_id, left, "open"))
 
@@ -400,13 +402,7 @@ def post_seat_token(game_id: str, seat: int) -> tuple[Response, int, dict[str, s
         403: Forbidden
         409: Conflict
     """
-    game, viewer = _viewer(game_id)
-    _seat_path(game, seat)
-    if not viewer.admin:
-        if not viewer.authenticated:
-            raise AuthError("missing_token", "Send your seat token or the admin key.")
-        if viewer.seat != seat:
-            raise _not_your_seat()
+    viewer = _own_seat_or_admin(game_id, seat)
     renewed = renew_token(services(), game_id, seat, by_admin=viewer.admin)
     payload = {
         "id": game_id,
