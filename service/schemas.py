@@ -10,6 +10,8 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
+from service.bots import BotSchema, BotSeatSchema, OpenSeatSchema
+
 #: A name a person reads at the table; bounded so a listing stays a listing.
 PLAYER_NAME = validate.Length(min=1, max=40)
 
@@ -70,8 +72,6 @@ class SeatField(fields.Field):
     (service.lobby, service.bots)."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
-        from service.bots import BotSeatSchema, OpenSeatSchema
-
         if isinstance(value, str):
             PLAYER_NAME(value)
             return value
@@ -126,7 +126,9 @@ class SeatTokenSchema(Schema):
         },
     )
     kind = fields.String(required=True, validate=validate.OneOf(["player", "open", "bot"]))
-    bot = fields.Dict(required=True, allow_none=True, metadata={"description": "A bot's agent"})
+    bot = fields.Nested(
+        BotSchema, required=True, allow_none=True, metadata={"description": "A bot's agent"}
+    )
 
 
 class SeatSchema(Schema):
@@ -135,7 +137,8 @@ class SeatSchema(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
     kind = fields.String(required=True, validate=validate.OneOf(["player", "open", "bot"]))
-    bot = fields.Dict(
+    bot = fields.Nested(
+        BotSchema,
         required=True,
         allow_none=True,
         metadata={"description": "A bot's agent and playouts; null for other seats"},
