@@ -96,8 +96,8 @@ def bot_name(bot: dict[str, Any], name: str | None = None) -> str:
 
 def due_bot_seat(game: Game) -> int | None:
     """The bot seat whose turn it is now (the lowest, if several act at once), or None."""
-    if game.open_seats:
-        return None
+    if game.open_seats or not any(game.meta.get("bots") or ()):
+        return None  # most games have no bot: no need to ask the rules whose turn it is
     status = game.ruleset.status(game.state)
     if status.get("finished") or status.get("awaiting_system"):
         return None
