@@ -18,7 +18,15 @@ from typing import Any
 
 GENESIS_HASH = "0" * 64
 
-EVENT_TYPES = ("game_created", "action", "system", "undone", "redone", "branched_from")
+EVENT_TYPES = (
+    "game_created",
+    "action",
+    "system",
+    "undone",
+    "redone",
+    "branched_from",
+    "seat_changed",
+)
 
 Envelope = dict[str, Any]
 

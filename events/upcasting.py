@@ -24,6 +24,7 @@ CURRENT_VERSIONS: dict[str, int] = {
     "undone": 1,
     "redone": 1,
     "branched_from": 1,
+    "seat_changed": 1,
 }
 
 

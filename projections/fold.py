@@ -120,6 +120,17 @@ class Game:
         self._pending = (rebuild, before)
 
     @property
+    def open_seats(self) -> list[int]:
+        """Seats nobody has joined yet: the game waits for them before its first step."""
+        return list(self.meta.get("open_seats") or [])
+
+    def bot_of(self, seat: int) -> dict[str, Any] | None:
+        """The bot's configuration when a bot plays ``seat`` (``{"agent", ...}``), else None."""
+        bots = self.meta.get("bots") or []
+        found = bots[seat] if 0 <= seat < len(bots) else None
+        return dict(found) if found else None
+
+    @property
     def position(self) -> int:
         """How many steps the effective history holds."""
         return len(self.effective)
@@ -248,21 +259,31 @@ def game_created_event(
     seed: str,
     sandbox: bool = False,
     seat_token_hashes: list[str] | None = None,
+    lobby: dict[str, Any] | None = None,
 ) -> NewEvent:
     """The first event of a game; the seed stays secret (visible to nobody) until the end,
-    and so do the hashes of the seats' bearer tokens (the tokens themselves are never kept)."""
+    and so do the hashes of the seats' bearer tokens (the tokens themselves are never kept).
+
+    ``lobby`` (only when a seat is open or a bot): ``{"open_seats": [seats], "bots":
+    [config or None per seat]}``, public (docs/api.md, "Lobby")."""
     merged = {**ruleset.options, **options}
+    data: dict[str, Any] = {
+        "ruleset": ruleset.id,
+        "rules_version": ruleset.rules_version,
+        "players": list(players),
+        "options": merged,
+        "seed_commitment": seed_commitment(seed),
+        "sandbox": sandbox,
+    }
+    if lobby:
+        data["lobby"] = {
+            "open_seats": sorted(lobby.get("open_seats", [])),
+            "bots": list(lobby.get("bots") or [None] * len(players)),
+        }
     return NewEvent(
         type="game_created",
         actor={"system": "service"},
-        data={
-            "ruleset": ruleset.id,
-            "rules_version": ruleset.rules_version,
-            "players": list(players),
-            "options": merged,
-            "seed_commitment": seed_commitment(seed),
-            "sandbox": sandbox,
-        },
+        data=data,
         secret={
             "visible_to": [],
             "seed": seed,
@@ -297,6 +318,8 @@ def decide_action(game: Game, seat: int, action: Action) -> tuple[NewEvent, Stat
 def decide_system(game: Game) -> tuple[NewEvent, State] | None:
     """The automatic step due now as an event, with the state after it; None if none is due."""
     ruleset = game.ruleset
+    if game.open_seats:
+        return None  # the game waits for its players before its first step (the lobby)
     action = ruleset.system_action(game.state)
     if action is None:
         return None
@@ -365,6 +388,8 @@ def start(envelope: Envelope, fetch: Fetch | None = None) -> Game:
         "seed_commitment": data["seed_commitment"],
         "sandbox": bool(data.get("sandbox", False)),
         "seat_token_hashes": list(secret.get("seat_token_hashes", [])),
+        "open_seats": list(data.get("lobby", {}).get("open_seats", [])),
+        "bots": list(data.get("lobby", {}).get("bots") or [None] * len(data["players"])),
     }
     if markers:
         _branch_meta(meta, markers)
@@ -406,6 +431,9 @@ def _branch_meta(meta: dict[str, Any], markers: list[Envelope]) -> None:
     meta["sandbox"] = True
     # The source's seat tokens do not act here: the branch's one token acts for every seat.
     meta["seat_token_hashes"] = []
+    # Nor does its lobby: the holder plays every seat, open or a bot's in the source.
+    meta["open_seats"] = []
+    meta["bots"] = [None] * len(meta["players"])
     meta["sandbox_token_hash"] = secret.get("sandbox_token_hash")
     meta["branch"] = {
         "source": own["source"],
@@ -479,12 +507,66 @@ def advance(game: Game, envelope: Envelope, fetch: Fetch, rebuild: Rebuild) -> N
             raise ReplayError(seq, f"redone names seq {target}, not the last undone step")
         apply_step(game, fetch(target))
         game.effective.append(game.redo.pop())
+    elif kind == "seat_changed":
+        change_seat(game, envelope)
     elif kind in ("game_created", "branched_from"):
         raise ReplayError(seq, f"{kind} may only open a log")
     else:
         raise ReplayError(seq, f"unknown event type {kind!r}")
     game.version = seq
     _resample_at(game, seq)
+
+
+#: What a ``seat_changed`` event may say; the first three only before the first step.
+SEAT_CHANGES = ("joined", "left", "bot_seated", "token_rotated", "token_reissued")
+
+
+def open_seat_name(seat: int) -> str:
+    """The name an open seat goes by until someone joins it."""
+    return f"Open seat {seat + 1}"
+
+
+def change_seat(game: Game, envelope: Envelope) -> None:
+    """Fold a lobby event: who sits at a seat (before the first step), or its new token.
+
+    The meta is replaced, never changed in place (copies of the game share it). Before the
+    first step a change of who sits sets the game up again under the new names, from the
+    same seed, so the state is as if the game had been created with them. A branch copies
+    these events for the names but keeps its own one token (``sandbox_token_hash``).
+    """
+    seq, data = envelope["seq"], envelope["data"]
+    change, seat = data.get("change"), data.get("seat")
+    meta = dict(game.meta)
+    players = list(meta["players"])
+    if change not in SEAT_CHANGES or not isinstance(seat, int) or not 0 <= seat < len(players):
+        raise ReplayError(seq, f"seat_changed names no change {change!r} of a seat {seat!r}")
+    token_hash = (envelope.get("secret") or {}).get("token_hash")
+    hashes = list(meta.get("seat_token_hashes") or [""] * len(players))
+    open_seats = set(meta.get("open_seats") or [])
+    bots = list(meta.get("bots") or [None] * len(players))
+    if change in ("joined", "left", "bot_seated"):
+        if game.effective or game.redo:
+            raise ReplayError(seq, "who sits at a seat changes only before the first step")
+        if change == "left":
+            players[seat] = open_seat_name(seat)
+            open_seats.add(seat)
+            hashes[seat] = ""
+        else:
+            players[seat] = str(data["name"])
+            open_seats.discard(seat)
+            hashes[seat] = str(token_hash or "")
+            bots[seat] = dict(data["bot"]) if change == "bot_seated" else None
+    else:
+        hashes[seat] = str(token_hash or "")
+    meta["players"] = players
+    if "branch" not in meta:
+        meta.update(seat_token_hashes=hashes, open_seats=sorted(open_seats), bots=bots)
+    game.meta = meta
+    if change in ("joined", "left", "bot_seated"):
+        root_seed = meta.get("root_seed", meta["seed"])
+        game.state = game.ruleset.setup(
+            list(players), dict(meta["options"]), derive_rng(root_seed, 0)
+        )
 
 
 def apply_step(game: Game, envelope: Envelope) -> None:

@@ -282,7 +282,10 @@ def _lowest_position(game: Game, envelopes: list[Envelope]) -> int:
     for envelope in envelopes:
         if envelope["seq"] <= game.version:
             continue
-        position += -1 if envelope["type"] == "undone" else 1
+        if envelope["type"] == "undone":
+            position -= 1
+        elif envelope["type"] in (*STEP_TYPES, "redone"):
+            position += 1
         lowest = min(lowest, position)
     return max(lowest, 0)  # below 0 the log is broken: folding it will say where
 
@@ -325,6 +328,22 @@ def _step_line(game: Game, envelope: Envelope, reveal_secrets: bool) -> str:
         return f"{game.meta['players'][action['seat']]}: a secret {public['type']}"
 
 
+#: How a timeline says each change of a seat (service.lobby).
+SEAT_LINES = {
+    "joined": "{name} joined seat {seat}",
+    "left": "Seat {seat} was left open",
+    "bot_seated": "Seat {seat} went to {name}",
+    "token_rotated": "Seat {seat} rotated its token",
+    "token_reissued": "Seat {seat} was given a new token by the admin",
+}
+
+
+def _seat_line(envelope: Envelope) -> str:
+    data = envelope["data"]
+    line = SEAT_LINES.get(str(data.get("change")), "Seat {seat} changed")
+    return line.format(seat=data.get("seat"), name=data.get("name", ""))
+
+
 def _header_line(game: Game, envelope: Envelope) -> str:
     data = envelope["data"]
     if envelope["type"] == "branched_from":
@@ -341,6 +360,8 @@ def _event_line(
     if kind in STEP_TYPES:
         summaries[seq] = _step_line(game, envelope, reveal_secrets)
         return summaries[seq]
+    if kind == "seat_changed":
+        return _seat_line(envelope)
     target = envelope["data"]["seq"] + game.offset(seq)
     what = summaries.get(target, f"event {target}")
     verb = "Undone" if kind == "undone" else "Redone"

@@ -34,6 +34,14 @@ from service.schemas import (
 )
 from service.visibility import sealed_until, visible_envelope
 
+
+def seats_of(game: Game) -> list[dict[str, Any]]:
+    """Who sits where (service.lobby): each seat's name, kind and bot, no token."""
+    from service.lobby import seats_of as lobby_seats
+
+    return lobby_seats(game)
+
+
 bp = Blueprint("api", __name__)
 
 #: Idempotency-Key and If-Match values a client may send (printable, bounded).
@@ -142,12 +150,16 @@ def not_modified(version: int) -> Response | None:
 
 def status_of(game: Game) -> dict[str, Any]:
     status = game.ruleset.status(game.state)
+    # While a seat is open (the lobby) nobody acts and no automatic step runs.
+    waiting = bool(game.open_seats)
     return {
         "round": status.get("round"),
         "phase": status.get("phase"),
-        "to_act": list(status.get("to_act", [])),
-        "awaiting_system": status.get("awaiting_system"),
+        "to_act": [] if waiting else list(status.get("to_act", [])),
+        "awaiting_system": None if waiting else status.get("awaiting_system"),
         "finished": bool(status.get("finished")),
+        "waiting_for_players": waiting,
+        "open_seats": game.open_seats,
     }
 
 
@@ -303,11 +315,15 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         401: [missing_token]
         403: [admin_required]
         422: [unknown_ruleset, invalid_player_count, unknown_option, invalid_option]
+        429: [too_many_open_games, too_many_bot_games]
       tags: [games]
       summary: Create a game
       description: >
-        Each seat's bearer token is returned here once and never again (the service keeps
-        only its hash). A ``seed`` is accepted only with the admin key.
+        Each player's seat's bearer token is returned here once and never again (the service
+        keeps only its hash). A seat may instead be left open (``{"open": true}``, joined
+        later: the game waits for its players) or given to a bot (``{"bot": {"agent":
+        "mcts", "playouts": 100}}``); docs/api.md, "Lobby" and "Bots". A ``seed`` is
+        accepted only with the admin key.
       security: [{}, {adminKey: []}]
       requestBody:
         required: true
@@ -329,6 +345,10 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
     viewer = viewer_of(None)
     if "seed" in body:
         require_admin(viewer)
+    if not viewer.admin:
+        from service.lobby import check_caps
+
+        check_caps(services(), body["players"])
     created = commands.create_game(
         services(), body["ruleset"], body["players"], body["options"], seed=body.get("seed")
     )
@@ -336,7 +356,13 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         "id": created.game_id,
         "version": created.version,
         "seats": [
-            {"seat": ticket.seat, "name": ticket.name, "token": ticket.token}
+            {
+                "seat": ticket.seat,
+                "name": ticket.name,
+                "token": ticket.token,
+                "kind": ticket.kind,
+                "bot": ticket.bot,
+            }
             for ticket in created.seats
         ],
     }
@@ -363,6 +389,12 @@ def list_games() -> Response:
         - {in: query, name: status, schema: {type: string, enum: [active, finished]}}
         - {in: query, name: player, schema: {type: string, minLength: 1, maxLength: 40},
            description: "A player's name"}
+        - {in: query, name: open, schema: {type: boolean},
+           description: "true: games waiting for players (a lobby); false: the others"}
+        - {in: query, name: sandbox, schema: {type: boolean},
+           description: "true: branches and other sandbox games; false: the others"}
+        - {in: query, name: branch_of, schema: {type: string, pattern: '^[A-Za-z0-9_-]{1,64}$'},
+           description: "Branches made from this game"}
         - {in: query, name: limit, schema: {type: integer, minimum: 1, maximum: 100, default: 20}}
         - {in: query, name: cursor, schema: {type: string, pattern: '^[0-9]{1,18}$'},
            description: "next_cursor of the previous page"}
@@ -378,6 +410,9 @@ def list_games() -> Response:
         ruleset=query.get("ruleset"),
         status=query.get("status"),
         player=query.get("player"),
+        open=query.get("open"),
+        sandbox=query.get("sandbox"),
+        branch_of=query.get("branch_of"),
         limit=query["limit"],
         cursor=query.get("cursor"),
     )
@@ -430,6 +465,7 @@ def get_game(game_id: str) -> Response:
             "seed": meta["seed"] if finished else None,
             "status": status,
             "result": game.ruleset.result(game.state) if finished else None,
+            "seats": seats_of(game),
         }
     )
     response.headers["ETag"] = etag(game.version)
@@ -568,7 +604,9 @@ def legal_actions_body(game: Game, seat: int | None) -> dict[str, Any]:
                 "ask for the legal actions again.",
                 current_version=game.version,
             )
-    found = decisions.answer(game.ruleset, game.state, seat, start, limit, query["listed"])
+    # While a seat is open the game has not started: nobody may act yet.
+    acting = None if game.open_seats else seat
+    found = decisions.answer(game.ruleset, game.state, acting, start, limit, query["listed"])
     following = found.pop("next_start")
     return {
         "version": game.version,
@@ -586,7 +624,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
       operationId: postAction
       codes:
         403: [seat_required]
-        409: [version_conflict, awaiting_system_step]
+        409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [play]
       summary: Play an action

@@ -17,12 +17,13 @@ from service.errors import register_error_handlers
 from service.json_input import StrictJSONProvider
 from service.limits import install_rate_limits
 
-#: Blueprints of the other parts of the service (notifications, the live stream, analyses,
-#: the web app), each a module exposing ``bp``; registered when present.
+#: Blueprints of the other parts of the service (notifications, the live stream, the lobby,
+#: analyses, the web app), each a module exposing ``bp``; registered when present.
 EXTRA_BLUEPRINTS = (
     "service.webhooks",
     "service.stream",
     "service.history",
+    "service.lobby",
     "service.analyses",
     "service.web",
 )

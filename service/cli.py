@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--queue",
         action="append",
-        choices=["steps", "notifications", "analyses"],
-        help="serve only this queue (repeatable; default steps and notifications, steps "
+        choices=["steps", "notifications", "bots", "analyses"],
+        help="serve only this queue (repeatable; default steps, notifications and bots, steps "
         "first; analyses are served only when named)",
     )
     worker.set_defaults(handler=run_worker)
@@ -96,7 +96,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from service.jobs import run_worker as start_worker
 
-    names = {"steps": "steps", "notifications": "notify", "analyses": "analyses"}
+    names = {"steps": "steps", "notifications": "notify", "bots": "bots", "analyses": "analyses"}
     queues = [names[queue] for queue in args.queue] if args.queue else None
     return int(start_worker(load_config(), queues=queues) or 0)
 

@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from events.envelope import Envelope, NewEvent
 from events.store import AppendResult, ConcurrencyConflict
-from projections.fold import STEP_TYPES, Game, decide_action, game_created_event, step_action
+from projections.fold import (
+    STEP_TYPES,
+    Game,
+    decide_action,
+    game_created_event,
+    open_seat_name,
+    step_action,
+)
 from projections.rng import derive_rng
 from projections.ruleset import Action, IllegalAction, State, get_ruleset
 from service.auth import new_token, token_hash
@@ -71,11 +78,14 @@ class CommandError(Exception):
 
 @dataclass(frozen=True)
 class SeatTicket:
-    """A seat of a new game and its bearer token (shown once, never stored)."""
+    """A seat of a new game and its bearer token (shown once, never stored); an open seat
+    and a bot's have no token (``kind`` says which: ``player``, ``open`` or ``bot``)."""
 
     seat: int
     name: str
-    token: str
+    token: str | None
+    kind: str = "player"
+    bot: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,12 +152,14 @@ def catch_up(services: Services) -> int:
 def create_game(
     services: Services,
     ruleset_id: str,
-    players: Sequence[str],
+    players: Sequence[str | Mapping[str, Any]],
     options: Mapping[str, Any] | None = None,
     seed: str | None = None,
     sandbox: bool = False,
 ) -> CreatedGame:
-    """Append a new game's ``game_created``; each seat gets a fresh token shown only here."""
+    """Append a new game's ``game_created``; each player's seat gets a fresh token shown only
+    here. A seat may instead be ``{"open": True}`` (joined later: service.lobby) or
+    ``{"bot": {...}, "name": ...}`` (played by a bot: service.bots)."""
     try:
         ruleset = get_ruleset(ruleset_id)
     except KeyError:
@@ -156,7 +168,8 @@ def create_game(
             f"There is no game {ruleset_id!r}; GET /rulesets lists them.",
             {"ruleset": ["Unknown ruleset."]},
         ) from None
-    players = list(players)
+    seats = list(players)
+    players = [_seat_name(seat, spec) for seat, spec in enumerate(seats)]
     if not ruleset.min_players <= len(players) <= ruleset.max_players:
         raise CommandError(
             "invalid_player_count",
@@ -175,14 +188,23 @@ def create_game(
     except (ValueError, TypeError, KeyError, IndexError) as error:
         message = f"These options cannot set up a game of {ruleset.title}."
         raise CommandError("invalid_option", message, {"options": [str(error)]}) from None
-    tokens = [new_token() for _ in players]
+    tokens = [new_token() if isinstance(spec, str) else None for spec in seats]
+    open_seats = [
+        seat for seat, spec in enumerate(seats) if isinstance(spec, Mapping) and spec.get("open")
+    ]
+    bots = [
+        dict(spec["bot"]) if isinstance(spec, Mapping) and spec.get("bot") else None
+        for spec in seats
+    ]
+    lobby = {"open_seats": open_seats, "bots": bots} if open_seats or any(bots) else None
     event = game_created_event(
         ruleset,
         players,
         merged,
         seed,
         sandbox=sandbox,
-        seat_token_hashes=[token_hash(token) for token in tokens],
+        seat_token_hashes=[token_hash(token) if token else "" for token in tokens],
+        lobby=lobby,
     )
     while True:
         game_id = uuid.uuid4().hex
@@ -191,11 +213,29 @@ def create_game(
         except ConcurrencyConflict:  # pragma: no cover - a 122-bit collision
             continue
         break
-    seats = [
-        SeatTicket(seat, name, token)
+    tickets = [
+        SeatTicket(
+            seat,
+            name,
+            token,
+            "open" if seat in open_seats else "bot" if bots[seat] else "player",
+            bots[seat],
+        )
         for seat, (name, token) in enumerate(zip(players, tokens, strict=True))
     ]
-    return CreatedGame(game_id, result.version, seats)
+    return CreatedGame(game_id, result.version, tickets)
+
+
+def _seat_name(seat: int, spec: str | Mapping[str, Any]) -> str:
+    """The name a seat of a new game goes by: a player's own, an open seat's placeholder,
+    a bot's (given, or its agent's)."""
+    if isinstance(spec, str):
+        return spec
+    if spec.get("open"):
+        return open_seat_name(seat)
+    from service.bots import bot_name
+
+    return bot_name(dict(spec["bot"]), spec.get("name"))
 
 
 def _merged_options(defaults: Mapping[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -426,6 +466,11 @@ def _decide(game: Game, seat: int, action: Action) -> tuple[NewEvent, State]:
     status = ruleset.status(game.state)
     if status.get("finished"):
         raise IllegalAction("game_finished", "The game is over.")
+    if game.open_seats:
+        seats = ", ".join(str(open_seat) for open_seat in game.open_seats)
+        raise CommandError(
+            "seats_open", f"The game waits for its players: seats {seats} are open (the lobby)."
+        )
     if status.get("awaiting_system"):
         raise AwaitingSystemStep(str(status["awaiting_system"]))
     event, new_state = decide_action(game, seat, action)
@@ -490,7 +535,10 @@ def append(
         and hasattr(jobs, "due_after")
     ):
         awaiting = bool(game.ruleset.status(new_state).get("awaiting_system"))
-        due = jobs.due_after(game_id, expected_version + 1, awaiting)
+        from service.bots import due_bot_seat  # bots plays through this module
+
+        bot = not awaiting and due_bot_seat(game, new_state) is not None
+        due = jobs.due_after(game_id, expected_version + 1, awaiting, bot)
         then = jobs.side_writes(due)
     if then:
         result = services.store.append(  # type: ignore[call-arg]

@@ -81,6 +81,17 @@ class Config:
     #: MEEPLE_WAITS_PER_ADDRESS: answers waiting at once for one client address in one API
     #: process; beyond it an action is answered at once, as without ``Prefer: wait``.
     waits_per_address: int = 16
+    #: MEEPLE_RATE_LIMIT_LOBBY_GAMES: POST /games with an open or a bot seat, per client
+    #: address (on top of MEEPLE_RATE_LIMIT_GAMES): such games wait or cost bot work.
+    rate_limit_lobby_games: str = "5/minute;30/hour"
+    #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
+    rate_limit_seats: str = "30/minute;300/hour"
+    #: MEEPLE_MAX_OPEN_GAMES: games waiting for players at once; past it a new game with an
+    #: open seat gets 429 ``too_many_open_games`` (the admin key excepted).
+    max_open_games: int = 1000
+    #: MEEPLE_MAX_BOT_GAMES: unfinished games with a bot seat at once; past it a new game
+    #: with a bot seat gets 429 ``too_many_bot_games`` (the admin key excepted).
+    max_bot_games: int = 200
 
 
 _ENV_NAMES = {
@@ -109,6 +120,10 @@ _ENV_NAMES = {
     "rate_limit_sync_ms": "MEEPLE_RATE_LIMIT_SYNC_MS",
     "max_wait_seconds": "MEEPLE_MAX_WAIT",
     "waits_per_address": "MEEPLE_WAITS_PER_ADDRESS",
+    "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
+    "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
+    "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
+    "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
 }
 
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
@@ -121,6 +136,8 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_wait_seconds",
     "waits_per_address",
     "rate_limit_sync_ms",
+    "max_open_games",
+    "max_bot_games",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -132,6 +149,8 @@ RATE_LIMITS = (
     "rate_limit_actions",
     "rate_limit_undo",
     "rate_limit_analyses",
+    "rate_limit_lobby_games",
+    "rate_limit_seats",
 )
 
 
@@ -181,6 +200,9 @@ def _check(config: Config) -> None:
     for name in ("max_undo_steps", "max_page"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
+    for name in ("max_open_games", "max_bot_games"):
+        if getattr(config, name) < 0:
+            raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     if config.audit_cache_size < 0:
         raise ConfigError("MEEPLE_AUDIT_CACHE_SIZE cannot be negative")
 

@@ -40,6 +40,7 @@ from service.api import (
     legal_actions_body,
     load_action,
     load_query,
+    status_of,
     version_tags,
 )
 from service.auth import (
@@ -117,14 +118,7 @@ def _finished(game: Game) -> bool:
 
 
 def _status(game: Game) -> dict[str, Any]:
-    status = game.ruleset.status(game.state)
-    return {
-        "round": status.get("round"),
-        "phase": status.get("phase"),
-        "to_act": list(status.get("to_act", [])),
-        "awaiting_system": status.get("awaiting_system"),
-        "finished": bool(status.get("finished")),
-    }
+    return status_of(game)
 
 
 # -- time travel -----------------------------------------------------------------------
@@ -773,7 +767,7 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
       codes:
         404: [not_found]
         403: [seat_required, not_your_seat]
-        409: [version_conflict, awaiting_system_step]
+        409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [history]
       summary: Play an action for a given seat

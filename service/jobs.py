@@ -44,7 +44,7 @@ import redis
 from events.redis_store import REPLY_EXISTS, SKIP_IF_FIELD_IN, Command, RedisEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
-from service import analyses, commands, notifications
+from service import analyses, bots, commands, notifications
 from service.job_state import JobState, RedisJobState, open_job_state
 from service.live import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
 from service.visibility import sealed_until
@@ -55,7 +55,9 @@ log = logging.getLogger(__name__)
 #: never hold up a game's scoring.
 STEPS_QUEUE = "meeple-steps"
 NOTIFICATIONS_QUEUE = "meeple-notifications"
-QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE)
+#: Bot seats' turns (service.bots): below automatic steps, and apart from them.
+BOTS_QUEUE = "meeple-bots"
+QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE, BOTS_QUEUE)
 #: Analyses (service.analyses) have a queue of their own, served only by workers started
 #: with ``--queue analyses``: a search of up to MEEPLE_ANALYSIS_MAX_SECONDS never holds a
 #: worker that steps or notifications wait for.
@@ -73,6 +75,9 @@ class JobSettings:
     #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
     #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
     notify_threads: int = 8
+    #: MEEPLE_BOT_THREADS: threads of the in-process runner for bot seats' turns (apart, so
+    #: automatic steps never wait behind a bot thinking).
+    bot_threads: int = 2
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
@@ -184,6 +189,8 @@ class Due:
     version: int
     step: bool
     catch_up: bool
+    #: a bot seat is to act after ``version`` (service.bots)
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -327,7 +334,11 @@ def sweep(services: Any) -> dict[str, int]:
     steps = 0
     for game_id, version in jobs.state.due_since_before(now - jobs.settings.step_grace):
         try:
-            steps += system_step(services, game_id, version).appended
+            outcome = system_step(services, game_id, version)
+            if outcome.reason == "nothing_due":
+                # Marked due by a bot's turn rather than an automatic step (service.bots).
+                steps += bots.bot_turn(services, game_id, version) == "appended"
+            steps += outcome.appended
         except Exception:
             log.exception("sweep: the step of game %s after %s failed", game_id, version)
     retries = 0
@@ -350,6 +361,7 @@ JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "deliver": deliver,
     "catch_up": catch_up,
     "analysis": analyses.run_analysis,
+    "bot_turn": bots.bot_turn,
 }
 
 
@@ -382,12 +394,15 @@ class Jobs:
         awaiting = game.version == version and game.ruleset.status(game.state).get(
             "awaiting_system"
         )
-        self.dispatch(self.due_after(game_id, version, bool(awaiting)))
+        bot = game.version == version and not awaiting and bots.due_bot_seat(game) is not None
+        self.dispatch(self.due_after(game_id, version, bool(awaiting), bot))
 
-    def due_after(self, game_id: str, version: int, awaiting_system: bool) -> Due:
+    def due_after(
+        self, game_id: str, version: int, awaiting_system: bool, bot: bool = False
+    ) -> Due:
         """What an append that brings the game to ``version`` makes due, known before it is
         stored (from the state after it): the one place that decides what is enqueued."""
-        return Due(game_id, version, step=awaiting_system, catch_up=self.catch_up_due())
+        return Due(game_id, version, step=awaiting_system, catch_up=self.catch_up_due(), bot=bot)
 
     def dispatch(self, due: Due) -> None:
         """Enqueue what ``due`` says, after its append (each its own call: the fallback of
@@ -404,6 +419,16 @@ class Jobs:
         if self.announce(due.game_id, due.version):
             self.enqueue(
                 "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
+        if due.bot:
+            # Marked due first, as a step is: if the job is lost, the sweep plays the turn.
+            self.state.mark_due(due.game_id, due.version, time.time())
+            self.enqueue(
+                "bot_turn",
+                due.game_id,
+                due.version,
+                job_id=bots.bot_turn_key(due.game_id, due.version),
+                queue="bots",
             )
         if due.catch_up:
             self.catch_up_soon()
@@ -534,6 +559,9 @@ class InProcessJobs(Jobs):
             "analyses": ThreadPoolExecutor(
                 max_workers=settings.analysis_threads, thread_name_prefix="meeple-analysis"
             ),
+            "bots": ThreadPoolExecutor(
+                max_workers=settings.bot_threads, thread_name_prefix="meeple-bot"
+            ),
         }
         self._changed = threading.Condition()
         self._waiting: set[str] = set()
@@ -659,6 +687,7 @@ class RQJobs(Jobs):
             "steps": Queue(STEPS_QUEUE, connection=self.connection),
             "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
             "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
+            "bots": Queue(BOTS_QUEUE, connection=self.connection),
         }
         # Heard from the start, the announcements tell this process which cached games are
         # current (commands.load_for_action).
@@ -712,6 +741,13 @@ class RQJobs(Jobs):
             commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
             job_id = system_step_key(due.game_id, due.version)
             commands += self._enqueue_once("system_step", due.game_id, due.version, job_id=job_id)
+        if due.bot:
+            member = f"{due.game_id}:{due.version}"
+            commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
+            job_id = bots.bot_turn_key(due.game_id, due.version)
+            commands += self._enqueue_once(
+                "bot_turn", due.game_id, due.version, job_id=job_id, queue="bots"
+            )
         commands.append(("PUBLISH", appended_channel(due.game_id), str(due.version)))
         # Whether the game has webhooks (rare): its notice is enqueued after, if so.
         commands.append((REPLY_EXISTS, RedisJobState.webhooks_key(due.game_id)))
@@ -849,8 +885,8 @@ def run_worker(
     queues: list[str] | None = None,
 ) -> int:
     """``meeple worker``: an RQ worker for the service's queues (``queues``: a choice of
-    ``steps``, ``notify`` and ``analyses``; default the first two, steps first), with the
-    sweep in a thread.
+    ``steps``, ``notify``, ``bots`` and ``analyses``; default the first three, steps first),
+    with the sweep in a thread.
 
     The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
     warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
@@ -881,8 +917,9 @@ def run_worker(
     sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
     sweeper.start()
     # Listed in this order, RQ takes a waiting step before any notification.
-    wanted = queues or ["steps", "notify"]
-    served = [jobs.queues[name] for name in ("steps", "notify", "analyses") if name in wanted]
+    wanted = queues or ["steps", "notify", "bots"]
+    order = ("steps", "notify", "bots", "analyses")
+    served = [jobs.queues[name] for name in order if name in wanted]
     worker = SimpleWorker(served, connection=jobs.connection)
     try:
         worker.work(burst=burst, logging_level="INFO")

@@ -16,6 +16,7 @@ limits and their defaults are in service/config.py and docs/operations.md.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 from flask import Flask, request
@@ -43,6 +44,8 @@ class Rule:
     endpoints: tuple[str, ...]
     #: counted only for requests that carry a token
     only_with_token: bool = False
+    #: counted only for new games with an open or a bot seat
+    only_lobby_games: bool = False
 
 
 RULES = (
@@ -58,6 +61,11 @@ RULES = (
          ("history.post_undo", "history.post_redo")),
     Rule("rate_limit_analyses", "analyses", "Too many analyses asked for", "token",
          ("analyses.post_analysis",)),
+    Rule("rate_limit_lobby_games", "lobby-games",
+         "Too many new games with open or bot seats from this address", "address",
+         ("api.create_game",), only_lobby_games=True),
+    Rule("rate_limit_seats", "seats", "Too many seat changes from this address", "address",
+         ("lobby.join_seat", "lobby.leave_seat", "lobby.post_seat_token", "lobby.post_seat_bot")),
 )  # fmt: skip
 
 #: Every endpoint that may answer 429 (openapi.yaml says so).
@@ -97,7 +105,11 @@ def install_rate_limits(app: Flask, config: Config) -> Limiter | None:
             scope=rule.scope,
             key_func=token_or_address if rule.key == "token" else client_address,
             error_message=rule.what,
-            exempt_when=_without_token if rule.only_with_token else None,
+            exempt_when=_without_token
+            if rule.only_with_token
+            else _not_a_lobby_game
+            if rule.only_lobby_games
+            else None,
         )
         for endpoint in rule.endpoints:
             # A missing endpoint is a limit silently gone: fail at start instead.
@@ -128,3 +140,14 @@ def _bearer() -> str | None:
 
 def _without_token() -> bool:
     return _bearer() is None
+
+
+def _not_a_lobby_game() -> bool:
+    """Whether a POST /games body seats only named players (a malformed body counts as a
+    lobby game: the view refuses it anyway)."""
+    try:
+        body = json.loads(request.get_data(cache=True) or b"null")
+    except Exception:  # too large, too deep, not JSON: the view answers with its problem
+        return False
+    players = body.get("players") if isinstance(body, dict) else None
+    return isinstance(players, list) and all(isinstance(seat, str) for seat in players)

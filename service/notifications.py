@@ -382,6 +382,12 @@ class GameHistory:
         if version not in self._statuses:
             game = self.folder.load(self.game_id, at=version)
             self._statuses[version] = dict(game.ruleset.status(game.state))
+            if game.open_seats:
+                # Nobody's turn while the game waits for its players (service.lobby).
+                self._statuses[version].update(
+                    to_act=[], awaiting_system=None, waiting_for_players=True
+                )
+                self._statuses[version]["open_seats"] = game.open_seats
             if self._statuses[version].get("finished"):
                 self._statuses[version]["result"] = game.ruleset.result(game.state)
         return self._statuses[version]

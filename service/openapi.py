@@ -175,6 +175,11 @@ def build_spec(
     marshmallow.converter.add_attribute_function(_component_field)
     components = spec.components
     components.schema("Problem", schema=api_schemas.ProblemSchema)
+    # The seats of a new game that are not a name (referenced from CreateGame's players).
+    from service.bots import BotSeatSchema, OpenSeatSchema
+
+    components.schema("OpenSeat", schema=OpenSeatSchema)
+    components.schema("BotSeat", schema=BotSeatSchema)
     components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "A seat's token from POST /games"},

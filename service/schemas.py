@@ -6,7 +6,11 @@ the tests that check every response against openapi.yaml, not to filter response
 
 from __future__ import annotations
 
-from marshmallow import RAISE, Schema, fields, validate
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+from service.bots import BotSchema, BotSeatSchema, OpenSeatSchema
 
 #: A name a person reads at the table; bounded so a listing stays a listing.
 PLAYER_NAME = validate.Length(min=1, max=40)
@@ -63,6 +67,31 @@ class RulesetListSchema(Schema):
     rulesets = fields.List(fields.Nested(RulesetSchema), required=True)
 
 
+class SeatField(fields.Field):
+    """A seat of a new game: a player's name, ``{"open": true}`` or ``{"bot": {...}}``
+    (service.lobby, service.bots)."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            PLAYER_NAME(value)
+            return value
+        if isinstance(value, dict) and "open" in value:
+            return OpenSeatSchema().load(value)
+        if isinstance(value, dict) and "bot" in value:
+            return BotSeatSchema().load(value)
+        raise ValidationError('A name, {"open": true} or {"bot": {"agent": ...}}.')
+
+
+#: How a seat of a new game is described in openapi.yaml.
+SEAT_SPEC = {
+    "oneOf": [
+        {"type": "string", "minLength": 1, "maxLength": 40, "description": "A player's name"},
+        {"$ref": "#/components/schemas/OpenSeat"},
+        {"$ref": "#/components/schemas/BotSeat"},
+    ]
+}
+
+
 class CreateGameSchema(Schema):
     """POST /games: a new game of ``ruleset`` for these players, seated in this order."""
 
@@ -71,9 +100,12 @@ class CreateGameSchema(Schema):
 
     ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
     players = fields.List(
-        fields.String(validate=PLAYER_NAME),
+        SeatField(metadata=SEAT_SPEC),
         required=True,
         validate=validate.Length(min=1, max=16),
+        metadata={
+            "description": "One per seat, in seating order: a player's name, an open seat or a bot"
+        },
     )
     options = fields.Dict(keys=fields.String(), load_default=dict)
     seed = fields.String(
@@ -86,7 +118,30 @@ class SeatTokenSchema(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
     token = fields.String(
-        required=True, metadata={"description": "The seat's bearer token: shown only once"}
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The seat's bearer token: shown only once (null for an open seat "
+            "and a bot's)"
+        },
+    )
+    kind = fields.String(required=True, validate=validate.OneOf(["player", "open", "bot"]))
+    bot = fields.Nested(
+        BotSchema, required=True, allow_none=True, metadata={"description": "A bot's agent"}
+    )
+
+
+class SeatSchema(Schema):
+    """Who sits at a seat (no token)."""
+
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(["player", "open", "bot"]))
+    bot = fields.Nested(
+        BotSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "A bot's agent and playouts; null for other seats"},
     )
 
 
@@ -102,6 +157,10 @@ class GameStatusSchema(Schema):
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     finished = fields.Boolean(required=True)
+    waiting_for_players = fields.Boolean(
+        metadata={"description": "A seat is open: nobody acts until it is joined (the lobby)"}
+    )
+    open_seats = fields.List(fields.Integer(), metadata={"description": "Seats to join"})
 
 
 class GameSummarySchema(Schema):
@@ -123,6 +182,7 @@ class GameSummarySchema(Schema):
         allow_none=True,
         metadata={"description": "Scores with their breakdown and the ranking, once finished"},
     )
+    seats = fields.List(fields.Nested(SeatSchema), required=True)
 
 
 class GameRowSchema(Schema):
@@ -136,7 +196,17 @@ class GameRowSchema(Schema):
     to_act = fields.List(fields.Integer(), required=True)
     awaiting_system = fields.String(required=True, allow_none=True)
     created_at = fields.String(required=True)
-    updated_at = fields.String(required=True)
+    updated_at = fields.String(
+        required=True, metadata={"description": "Never before created_at (branches included)"}
+    )
+    open_seats = fields.List(
+        fields.Integer(), required=True, metadata={"description": "Seats waiting for a player"}
+    )
+    bots = fields.List(fields.Integer(), required=True, metadata={"description": "Bot seats"})
+    sandbox = fields.Boolean(required=True, metadata={"description": "A branch or a sandbox"})
+    branch_of = fields.String(
+        required=True, allow_none=True, metadata={"description": "The game a branch was made from"}
+    )
 
 
 class GameListSchema(Schema):
@@ -155,6 +225,9 @@ class GameListQuerySchema(Schema):
     ruleset = fields.String(validate=validate.Length(min=1, max=64))
     status = fields.String(validate=validate.OneOf(["active", "finished"]))
     player = fields.String(validate=PLAYER_NAME)
+    open = fields.Boolean()
+    sandbox = fields.Boolean()
+    branch_of = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_-]{1,64}$"))
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Regexp(r"^[0-9]{1,18}$"))
 

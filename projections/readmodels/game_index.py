@@ -14,7 +14,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,12 @@ class GameRow:
     awaiting_system: str | None
     created_at: str
     updated_at: str
+    #: seats waiting for a player (the lobby), and seats played by bots
+    open_seats: list[int] = field(default_factory=list)
+    bots: list[int] = field(default_factory=list)
+    #: a branch (or another sandbox game), and the game a branch was made from
+    sandbox: bool = False
+    branch_of: str | None = None
     #: the order games were first seen in (newest first in listings)
     order: int = 0
 
@@ -57,6 +63,8 @@ class GameRow:
 def summarize_game(game: Game, created_at: str, updated_at: str) -> GameRow:
     """The index row of a folded game."""
     status = game.ruleset.status(game.state)
+    open_seats = game.open_seats
+    branch = game.meta.get("branch") or {}
     return GameRow(
         game_id=str(game.meta["game_id"]),
         ruleset=str(game.meta["ruleset"]),
@@ -65,10 +73,16 @@ def summarize_game(game: Game, created_at: str, updated_at: str) -> GameRow:
         status="finished" if status.get("finished") else "active",
         round=status.get("round"),
         phase=status.get("phase"),
-        to_act=list(status.get("to_act", [])),
-        awaiting_system=status.get("awaiting_system"),
+        to_act=[] if open_seats else list(status.get("to_act", [])),
+        awaiting_system=None if open_seats else status.get("awaiting_system"),
         created_at=created_at,
-        updated_at=updated_at,
+        # A branch's copied events keep the times they were first recorded at, before the
+        # branch was made: a row is never updated before it was created.
+        updated_at=max(created_at, updated_at),
+        open_seats=open_seats,
+        bots=[seat for seat in range(len(game.meta["players"])) if game.bot_of(seat)],
+        sandbox=bool(game.meta.get("sandbox")),
+        branch_of=branch.get("source"),
     )
 
 
@@ -105,8 +119,18 @@ class GameIndex(ABC):
         player: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        *,
+        open: bool | None = None,
+        sandbox: bool | None = None,
+        branch_of: str | None = None,
     ) -> Page:
-        """Games matching every given filter, newest first, at most ``limit``."""
+        """Games matching every given filter, newest first, at most ``limit``: ``open``
+        (waiting for players or not), ``sandbox``, ``branch_of`` (a source game's id)."""
+
+    @abstractmethod
+    def count_lobbies(self) -> tuple[int, int]:
+        """(games waiting for players, unfinished games with a bot seat): the caps on what
+        anonymous clients may start (service.lobby)."""
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release files and connections."""
@@ -126,7 +150,7 @@ class GameIndex(ABC):
                     earlier = touched.get(envelope["game_id"], (None, ""))
                     touched[envelope["game_id"]] = (
                         earlier[0] or created,
-                        envelope["recorded_at"],
+                        max(earlier[1], envelope["recorded_at"]),
                     )
                 rows = []
                 for game_id, (created_at, updated_at) in touched.items():
@@ -214,9 +238,25 @@ class SQLiteGameIndex(GameIndex):
         player: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        *,
+        open: bool | None = None,
+        sandbox: bool | None = None,
+        branch_of: str | None = None,
     ) -> Page:
         clauses: list[str] = []
         params: list[Any] = []
+        # The lobby and branch columns live in the row's JSON (rows written before they
+        # existed read as no open seat, not a sandbox, no source).
+        if open is not None:
+            clauses.append(
+                f"COALESCE(json_array_length(row, '$.open_seats'), 0) {'>' if open else '='} 0"
+            )
+        if sandbox is not None:
+            clauses.append("COALESCE(json_extract(row, '$.sandbox'), 0) = ?")
+            params.append(1 if sandbox else 0)
+        if branch_of is not None:
+            clauses.append("json_extract(row, '$.branch_of') = ?")
+            params.append(branch_of)
         if ruleset is not None:
             clauses.append("ruleset = ?")
             params.append(ruleset)
@@ -236,6 +276,16 @@ class SQLiteGameIndex(GameIndex):
         rows = [GameRow(**json.loads(text), order=order) for order, text in found[:limit]]
         next_cursor = str(rows[-1].order) if len(found) > limit else None
         return Page(rows, next_cursor)
+
+    def count_lobbies(self) -> tuple[int, int]:
+        rows = self._pool.query(
+            "SELECT"
+            " COALESCE(SUM(COALESCE(json_array_length(row, '$.open_seats'), 0) > 0), 0),"
+            " COALESCE(SUM(status = 'active'"
+            " AND COALESCE(json_array_length(row, '$.bots'), 0) > 0), 0)"
+            " FROM games"
+        )
+        return int(rows[0][0]), int(rows[0][1])
 
     def close(self) -> None:
         self._pool.close()

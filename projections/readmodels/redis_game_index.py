@@ -11,6 +11,12 @@ one slot and each update or query is one Lua script over keys of that slot::
     meeple:{index}:ruleset:<id>       sorted set per ruleset
     meeple:{index}:status:<status>    sorted set per status (active, finished)
     meeple:{index}:player:<name>      sorted set per player name
+    meeple:{index}:open               sorted set: games waiting for players (the lobby)
+    meeple:{index}:closed             sorted set: games with no open seat
+    meeple:{index}:sandbox            sorted set: branches and other sandbox games
+    meeple:{index}:played             sorted set: games that are not sandboxes
+    meeple:{index}:branch_of:<id>     sorted set per source game: its branches
+    meeple:{index}:bots_active        sorted set: unfinished games with a bot seat
     meeple:{index}:position           the feed position (JSON)
 """
 
@@ -24,8 +30,9 @@ from typing import Any
 from projections.readmodels.game_index import STATUSES, GameIndex, GameRow, Page
 
 # KEYS: 1 games hash, 2 orders hash, 3 versions hash, 4 next counter, 5 all, 6 ruleset set,
-# 7.. one status set per status (STATUSES order), then the player sets. ARGV: 1 game id,
-# 2 version, 3 row JSON, 4 the row's status (1-based in STATUSES), 5 how many statuses.
+# 7.. the sets a game is in or out of (one per status, in STATUSES order, then open, closed,
+# sandbox, played), then the sets it only joins (players, branch_of). ARGV: 1 game id,
+# 2 version, 3 row JSON, 4 how many in-or-out sets, 5.. 1 (in) or 0 (out) for each.
 # The row is stored as Python wrote it (cjson would turn an empty list into an object).
 UPSERT_SCRIPT = """
 local current = redis.call('HGET', KEYS[3], ARGV[1])
@@ -39,15 +46,15 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[5], order, ARGV[1])
 redis.call('ZADD', KEYS[6], order, ARGV[1])
-local statuses = tonumber(ARGV[5])
-for i = 1, statuses do
-  if i == tonumber(ARGV[4]) then
+local toggled = tonumber(ARGV[4])
+for i = 1, toggled do
+  if ARGV[4 + i] == '1' then
     redis.call('ZADD', KEYS[6 + i], order, ARGV[1])
   else
     redis.call('ZREM', KEYS[6 + i], ARGV[1])
   end
 end
-for i = 7 + statuses, #KEYS do
+for i = 7 + toggled, #KEYS do
   redis.call('ZADD', KEYS[i], order, ARGV[1])
 end
 return 1
@@ -107,6 +114,17 @@ class RedisGameIndex(GameIndex):
         for row in rows:
             public = asdict(row)
             public.pop("order")
+            membership = {
+                **{self._key("status", status): row.status == status for status in STATUSES},
+                self._key("open"): bool(row.open_seats),
+                self._key("closed"): not row.open_seats,
+                self._key("sandbox"): row.sandbox,
+                self._key("played"): not row.sandbox,
+                self._key("bots_active"): bool(row.bots) and row.status == "active",
+            }
+            joined = [self._key("player", name) for name in sorted(set(row.players))]
+            if row.branch_of is not None:
+                joined.append(self._key("branch_of", row.branch_of))
             keys = [
                 self._key("games"),
                 self._key("orders"),
@@ -114,15 +132,15 @@ class RedisGameIndex(GameIndex):
                 self._key("next"),
                 self._key("all"),
                 self._key("ruleset", row.ruleset),
-                *(self._key("status", status) for status in STATUSES),
-                *(self._key("player", name) for name in sorted(set(row.players))),
+                *membership,
+                *joined,
             ]
             args = [
                 row.game_id,
                 row.version,
                 json.dumps(public, sort_keys=True),
-                STATUSES.index(row.status) + 1,
-                len(STATUSES),
+                len(membership),
+                *("1" if member else "0" for member in membership.values()),
             ]
             self._upsert(keys=keys, args=args)
         self.client.set(self._key("position"), json.dumps(position, sort_keys=True))
@@ -141,8 +159,18 @@ class RedisGameIndex(GameIndex):
         player: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
+        *,
+        open: bool | None = None,
+        sandbox: bool | None = None,
+        branch_of: str | None = None,
     ) -> Page:
         sets = [self._key("all")]
+        if open is not None:
+            sets.append(self._key("open" if open else "closed"))
+        if sandbox is not None:
+            sets.append(self._key("sandbox" if sandbox else "played"))
+        if branch_of is not None:
+            sets.append(self._key("branch_of", branch_of))
         if ruleset is not None:
             sets.append(self._key("ruleset", ruleset))
         if status is not None:
@@ -161,6 +189,10 @@ class RedisGameIndex(GameIndex):
         ]
         page = rows[:limit]
         return Page(page, str(page[-1].order) if len(rows) > limit else None)
+
+    def count_lobbies(self) -> tuple[int, int]:
+        waiting = self.client.zcard(self._key("open"))
+        return int(waiting), int(self.client.zcard(self._key("bots_active")))
 
     def close(self) -> None:
         self.client.close()

@@ -92,6 +92,48 @@ def test_filters_combine_ruleset_status_and_player(index: GameIndex) -> None:
     assert ids(index.query(status="active").rows) == ["b"]
 
 
+def test_filters_by_open_seats_sandbox_and_branch_source(index: GameIndex) -> None:
+    index.save(
+        [
+            row("lobby", open_seats=[1]),
+            row("played"),
+            row("branch", sandbox=True, branch_of="played"),
+            row("other-branch", sandbox=True, branch_of="lobby"),
+        ],
+        {"after": 4},
+    )
+    assert ids(index.query(open=True).rows) == ["lobby"]
+    assert ids(index.query(open=False).rows) == ["other-branch", "branch", "played"]
+    assert ids(index.query(sandbox=True).rows) == ["other-branch", "branch"]
+    assert ids(index.query(sandbox=False).rows) == ["played", "lobby"]
+    assert ids(index.query(branch_of="played").rows) == ["branch"]
+    assert ids(index.query(branch_of="played", sandbox=False).rows) == []
+    # Joined: the game leaves the lobby.
+    index.save([row("lobby", 2, open_seats=[])], {"after": 5})
+    assert index.query(open=True).rows == []
+    assert ids(index.query(open=False, sandbox=False).rows) == ["played", "lobby"]
+    found = index.get("branch")
+    assert found is not None and (found.sandbox, found.branch_of) == (True, "played")
+
+
+def test_lobbies_and_unfinished_bot_games_are_counted(index: GameIndex) -> None:
+    assert index.count_lobbies() == (0, 0)
+    index.save(
+        [
+            row("lobby", open_seats=[1]),
+            row("bots", bots=[1]),
+            row("lobby-with-a-bot", open_seats=[0], bots=[1]),
+            row("done", status="finished", bots=[0]),
+            row("plain"),
+        ],
+        {"after": 5},
+    )
+    assert index.count_lobbies() == (2, 2)
+    index.save([row("bots", 2, status="finished", bots=[1])], {"after": 6})
+    index.save([row("lobby", 2, open_seats=[])], {"after": 7})
+    assert index.count_lobbies() == (1, 1)
+
+
 def test_pages_follow_the_cursor_to_the_last_game(index: GameIndex) -> None:
     index.save([row(f"g{n}", players=["Ann"]) for n in range(7)], {"after": 7})
     seen: list[str] = []

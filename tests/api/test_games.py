@@ -48,6 +48,8 @@ def test_a_game_summary_gives_players_status_and_the_seed_commitment_only(
         "to_act": [0, 1, 2],
         "awaiting_system": None,
         "finished": False,
+        "waiting_for_players": False,
+        "open_seats": [],
     }
     assert summary["seed"] is None
     assert summary["result"] is None

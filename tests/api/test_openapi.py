@@ -119,6 +119,7 @@ def test_an_operation_lists_the_codes_it_can_answer_and_not_the_others(app: Flas
         "rules_version_mismatch",
         "version_conflict",
         "awaiting_system_step",
+        "seats_open",
     ]
     assert "Retry-After" in operations["postAction"]["responses"]["409"]["headers"]
     assert "headers" not in operations["getGame"]["responses"]["409"]

@@ -101,6 +101,33 @@ def test_behind_a_trusted_proxy_each_client_has_its_own_count(
     assert server.call("POST", "/games", new_game_body(), headers=bob).status == 201
 
 
+def test_games_with_open_or_bot_seats_have_a_stricter_limit_per_address(
+    live_server: Callable[..., LiveServer],
+) -> None:
+    server = live_server(MEEPLE_RATE_LIMIT_LOBBY_GAMES="2/hour", MEEPLE_RATE_LIMIT_GAMES="10/hour")
+    lobby = {"ruleset": "gutenberg", "players": ["Ann", {"open": True}]}
+    bots = {"ruleset": "gutenberg", "players": ["Ann", {"bot": {"agent": "random"}}]}
+    assert server.call("POST", "/games", lobby).status == 201
+    assert server.call("POST", "/games", bots).status == 201
+    assert_rate_limited(server.call("POST", "/games", lobby), 2)
+    assert_rate_limited(server.call("POST", "/games", bots), 2)
+    # Games of named players only are counted by the games' limit alone.
+    assert server.call("POST", "/games", new_game_body()).status == 201
+
+
+def test_joining_and_the_other_seat_requests_are_limited_per_address(
+    live_server: Callable[..., LiveServer],
+) -> None:
+    server = live_server(MEEPLE_RATE_LIMIT_SEATS="2/hour")
+    seats = [{"open": True}, {"open": True}, {"open": True}]
+    game = server.call("POST", "/games", {"ruleset": "restoration", "players": seats}).body["id"]
+    assert server.call("POST", f"/games/{game}/seats/0/join", {"name": "Ann"}).status == 201
+    assert server.call("POST", f"/games/{game}/seats/1/join", {"name": "Bob"}).status == 201
+    assert_rate_limited(server.call("POST", f"/games/{game}/seats/2/join", {"name": "Cy"}), 2)
+    path = f"/games/{game}/seats/2/join"
+    assert call_from(OTHER_ADDRESS, server, "POST", path, {"name": "Cy"}).status == 201
+
+
 def finished_game(directory: Path) -> str:
     """A finished game in the store a server in ``directory`` opens (the embedded default)."""
     log = directory / "finished.jsonl"

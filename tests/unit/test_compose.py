@@ -239,7 +239,8 @@ def test_the_api_runs_the_app_factory_under_gunicorns_gevent_worker_for_streams(
 def test_the_worker_runs_meeple_worker_which_the_package_installs(
     compose: dict[str, Any],
 ) -> None:
-    assert command_of(compose["services"]["worker"]) == ["meeple", "worker"]
+    command = command_of(compose["services"]["worker"])
+    assert command == ["meeple", "worker", "--queue", "steps", "--queue", "notifications"]
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["project"]["scripts"]["meeple"] == "service.cli:main"
 
@@ -267,10 +268,21 @@ def test_a_worker_of_its_own_serves_the_analyses_which_no_other_worker_takes(
         assert "analyses" not in (queues or []), name
 
 
+def test_bots_have_workers_of_their_own_that_serve_nothing_else(compose: dict[str, Any]) -> None:
+    from service.cli import build_parser
+
+    command = command_of(compose["services"]["bots-worker"])
+    assert command[:2] == ["meeple", "worker"]
+    assert build_parser().parse_args(command[1:]).queue == ["bots"]
+    for name in ("worker", "steps-worker", "analyses-worker"):
+        queues = build_parser().parse_args(command_of(compose["services"][name])[1:]).queue
+        assert "bots" not in (queues or []), name
+
+
 def test_api_and_worker_share_the_redis_store_and_queues_and_wait_for_redis(
     compose: dict[str, Any],
 ) -> None:
-    for name in ("api", "worker", "steps-worker", "analyses-worker"):
+    for name in ("api", "worker", "steps-worker", "analyses-worker", "bots-worker"):
         service = compose["services"][name]
         environment = service["environment"]
         assert environment["MEEPLE_STORE_URL"].startswith("redis://redis:")
