@@ -49,9 +49,9 @@ from projections.agents.analysis import analyze
 from projections.agents.budget import Budget
 from projections.fold import Game
 from service import commands
-from service.api import json_body
 from service.auth import AuthError, Viewer, bearer_token, resolve_viewer
 from service.errors import ApiError
+from service.http import json_body
 from service.job_state import job_state_location
 from service.limits import token_key
 from service.stream import client_address

@@ -6,31 +6,38 @@ collects them into openapi.yaml (the convention is explained there).
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import replace
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
-from marshmallow import Schema, ValidationError
+from flask import Blueprint, Response, jsonify, request, url_for
 
-from projections import decisions
 from projections.fold import Game
 from projections.ruleset import all_rulesets
 from service import commands
-from service.auth import AuthError, Viewer, require_admin, require_seat, resolve_viewer
-from service.bootstrap import Services
+from service.auth import AuthError, require_admin, require_seat
 from service.errors import ApiError
-from service.json_input import MalformedJson
+from service.http import (
+    action_answer,
+    action_includes,
+    at_most,
+    etag,
+    idempotency_key,
+    if_match_version,
+    json_body,
+    legal_actions_body,
+    load_action,
+    load_query,
+    not_modified,
+    prefer_wait,
+    services,
+    status_of,
+    viewer_of,
+)
 from service.schemas import (
-    LEGAL_ACTIONS_MAX_PAGE,
-    ActionQuerySchema,
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
-    LegalActionsQuerySchema,
 )
 from service.visibility import sealed_until, visible_envelope
 
@@ -44,123 +51,12 @@ def seats_of(game: Game) -> list[dict[str, Any]]:
 
 bp = Blueprint("api", __name__)
 
-#: Idempotency-Key and If-Match values a client may send (printable, bounded).
-_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
-_VERSION_TAG = re.compile(r'^(?:W/)?"?([0-9]{1,18})"?$')
-
-
-def services() -> Services:
-    found: Services = current_app.extensions["meeple"]
-    return found
-
 
 def service_version() -> str:
     try:
         return package_version("meeple-ledger")
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         return "0+unknown"
-
-
-# -- request helpers -------------------------------------------------------------------
-
-
-def json_body() -> Any:
-    """The request's JSON body: 415 unless it says it is JSON, 400 unless it parses."""
-    mimetype = request.mimetype or ""
-    if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise ApiError(
-            415, "unsupported_media_type", "Send the body as JSON (Content-Type: application/json)."
-        )
-    data = request.get_data(cache=True)  # over MAX_CONTENT_LENGTH: werkzeug answers 413
-    try:
-        return current_app.json.loads(data)  # service.json_input: depth-limited, no duplicates
-    except MalformedJson as error:
-        raise ApiError(400, "malformed_json", f"The body {error.reason}.") from None
-
-
-def load_query(schema: Schema) -> dict[str, Any]:
-    try:
-        loaded: dict[str, Any] = schema.load(request.args.to_dict())
-    except ValidationError as error:
-        names = ", ".join(sorted(str(name) for name in error.messages_dict))
-        raise ApiError(
-            422, "invalid_query", f"Invalid query parameters: {names}.", errors=error.messages
-        ) from None
-    return loaded
-
-
-def at_most(value: int, cap: int, name: str, code: str, what: str) -> int:
-    """``value`` of query parameter ``name``, or 422 ``code`` when it exceeds its ``cap``
-    (a setting: each request's work is bounded, whatever a client asks)."""
-    if value > cap:
-        raise ApiError(
-            422,
-            code,
-            f"{name} may be at most {cap}: {what}.",
-            errors={name: [f"At most {cap}."]},
-            maximum=cap,
-        )
-    return value
-
-
-def viewer_of(game: Game | None) -> Viewer:
-    """Who asks. A branch's holder speaks here for the one seat the game waits for, if one;
-    ``/games/{id}/seats/{seat}/...`` lets it speak for any seat."""
-    meta = None if game is None else game.meta
-    viewer = resolve_viewer(meta, request.headers.get("Authorization"), services().config.admin_key)
-    if viewer.holder and game is not None:
-        to_act = game.ruleset.status(game.state).get("to_act") or []
-        if len(to_act) == 1:
-            return replace(viewer, seat=int(to_act[0]))
-    return viewer
-
-
-def version_tags(header: str) -> list[str]:
-    """The versions an If-Match / If-None-Match header names (``*`` kept as is)."""
-    tags = []
-    for part in header.split(","):
-        part = part.strip()
-        if part == "*":
-            tags.append("*")
-            continue
-        match = _VERSION_TAG.match(part)
-        if match is None:
-            raise ApiError(400, "invalid_header", f'{part!r} is not a game version tag like "7".')
-        tags.append(str(int(match.group(1))))
-    return tags
-
-
-def etag(version: int) -> str:
-    return f'"{version}"'
-
-
-def not_modified(version: int) -> Response | None:
-    """304 when the request's If-None-Match already names this version, else None."""
-    header = request.headers.get("If-None-Match")
-    if header is None:
-        return None
-    tags = version_tags(header)
-    if "*" not in tags and str(version) not in tags:
-        return None
-    response = Response(status=304)
-    response.headers["ETag"] = etag(version)
-    response.headers["Vary"] = "Authorization"
-    return response
-
-
-def status_of(game: Game) -> dict[str, Any]:
-    status = game.ruleset.status(game.state)
-    # While a seat is open (the lobby) nobody acts and no automatic step runs.
-    waiting = bool(game.open_seats)
-    return {
-        "round": status.get("round"),
-        "phase": status.get("phase"),
-        "to_act": [] if waiting else list(status.get("to_act", [])),
-        "awaiting_system": None if waiting else status.get("awaiting_system"),
-        "finished": bool(status.get("finished")),
-        "waiting_for_players": waiting,
-        "open_seats": game.open_seats,
-    }
 
 
 # -- endpoints -------------------------------------------------------------------------
@@ -486,7 +382,7 @@ def get_state(game_id: str) -> Response:
         - IfNoneMatch
         - {in: query, name: at, schema: {type: integer, minimum: 1},
            description: "Time travel: the state after event N, as this viewer could see it
-             (service/history.py; If-None-Match is not used then)"}
+             (service/time_travel.py; If-None-Match is not used then)"}
       responses:
         200:
           description: The seat's view; ``ETag`` is the version it shows (N with ``at``).
@@ -504,7 +400,7 @@ def get_state(game_id: str) -> Response:
         409: Conflict
     """
     if "at" in request.args:
-        from service.history import state_at
+        from service.time_travel import state_at
 
         return state_at(game_id, request.args["at"])
     game = commands.load_game(services(), game_id)
@@ -582,40 +478,6 @@ def get_legal_actions(game_id: str) -> Response:
     return response
 
 
-def legal_actions_body(game: Game, seat: int | None) -> dict[str, Any]:
-    """The legal-actions answer of ``seat`` (None: a spectator) with the request's ``limit``,
-    ``cursor`` and ``list`` (422 for a bad one, 409 for a cursor of another version)."""
-    query = load_query(LegalActionsQuerySchema())
-    limit = at_most(
-        query["limit"],
-        LEGAL_ACTIONS_MAX_PAGE,
-        "limit",
-        "limit_too_large",
-        "continue with next_cursor",
-    )
-    start = 0
-    if "cursor" in query:
-        version, start = (int(part) for part in query["cursor"].split("."))
-        if version != game.version:
-            raise ApiError(
-                409,
-                "version_conflict",
-                f"The game has moved on to version {game.version} since this cursor; "
-                "ask for the legal actions again.",
-                current_version=game.version,
-            )
-    # While a seat is open the game has not started: nobody may act yet.
-    acting = None if game.open_seats else seat
-    found = decisions.answer(game.ruleset, game.state, acting, start, limit, query["listed"])
-    following = found.pop("next_start")
-    return {
-        "version": game.version,
-        "seat": seat,
-        **found,
-        "next_cursor": None if following is None else f"{game.version}.{following}",
-    }
-
-
 @bp.post("/games/<game_id>/actions")
 def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
     """Play one action for the bearer's seat.
@@ -687,18 +549,8 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         # The cache may not know a seat taken a moment ago in another process: ask the store.
         game, checked = commands.load_game(found, game_id), True
         seat = require_seat(viewer_of(game))
-    if_match = request.headers.get("If-Match")
-    expected = None
-    if if_match is not None:
-        tags = [tag for tag in version_tags(if_match) if tag != "*"]
-        if len(tags) > 1:
-            raise ApiError(400, "invalid_header", "If-Match names one version.")
-        expected = int(tags[0]) if tags else None
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not _IDEMPOTENCY_KEY.match(key):
-        raise ApiError(
-            400, "invalid_header", "An Idempotency-Key is 1 to 200 visible ASCII characters."
-        )
+    expected = if_match_version()
+    key = idempotency_key()
     include = action_includes()
     action = load_action(game, json_body())
     wait = prefer_wait(request.headers.getlist("Prefer"), found.config.max_wait_seconds)
@@ -727,84 +579,6 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
                 code = 202
                 headers["Location"] = url_for("api.get_state", game_id=game_id)
     return action_answer(result, seat, include, code, headers)
-
-
-def prefer_wait(values: list[str], most: int) -> int | None:
-    """The seconds a ``Prefer: wait=N`` header asks to wait (RFC 7240), capped at ``most``;
-    None when no wait is asked. Other preferences are ignored, as the RFC wants."""
-    asked = None
-    for value in values:
-        for preference in value.split(","):
-            name, _, rest = preference.split(";", 1)[0].partition("=")
-            if name.strip().lower() != "wait":
-                continue
-            seconds = rest.strip().strip('"')
-            if not seconds.isascii() or not seconds.isdigit() or len(seconds) > 9:
-                raise ApiError(
-                    400, "invalid_header", "Prefer: wait=N takes a whole number of seconds."
-                )
-            asked = int(seconds)
-    return None if asked is None else min(asked, most)
-
-
-def action_includes() -> set[str]:
-    """What the answer to an action includes besides the status and the view (``?include``)."""
-    query = load_query(ActionQuerySchema())
-    return {query["include"]} if "include" in query else set()
-
-
-def action_answer(
-    result: commands.ActResult,
-    seat: int,
-    include: set[str],
-    code: int = 201,
-    headers: dict[str, str] | None = None,
-) -> tuple[Response, int, dict[str, str]]:
-    """The answer to an action (201, or 202 past a Prefer wait): the appended event's seq,
-    the version, the game's status and ``seat``'s view after it, and with ``legal_actions``
-    included what ``seat`` may do next."""
-    game = result.game
-    status = status_of(game)
-    body: dict[str, Any] = {
-        "seq": result.seq,
-        "version": result.version,
-        "status": status,
-        "state": game.ruleset.view(game.state, seat),
-    }
-    if "legal_actions" in include:
-        waiting = status["awaiting_system"] is not None or status["finished"]
-        body["legal_actions"] = [] if waiting else game.ruleset.legal_actions(game.state, seat)
-    headers = {**(headers or {}), "ETag": etag(result.version)}
-    if result.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return jsonify(body), code, headers
-
-
-def load_action(game: Game, body: Any) -> dict[str, Any]:
-    """The body as an action of this game, validated by its schema for its ``type``."""
-    if not isinstance(body, dict):
-        raise ValidationError({"_schema": ["An action is a JSON object with a 'type'."]})
-    kind = body.get("type")
-    if not isinstance(kind, str):
-        raise ValidationError({"type": ["Missing or not a string."]})
-    schemas = game.ruleset.action_schemas()
-    if not schemas:
-        return dict(body)
-    schema = schemas.get(kind)
-    if schema is None:
-        choices = ", ".join(sorted(schemas))
-        raise ValidationError(
-            {"type": [f"{game.ruleset.title} has no action {kind!r}: {choices}."]}
-        )
-    loaded: dict[str, Any] = _schema_instance(schema).load(body)
-    return loaded
-
-
-@functools.lru_cache(maxsize=256)
-def _schema_instance(schema: type[Schema]) -> Schema:
-    """One instance per schema class: building one costs more than the load it serves, and a
-    marshmallow schema loads from any number of threads at once."""
-    return schema()
 
 
 @bp.get("/games/<game_id>/events")

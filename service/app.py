@@ -22,7 +22,10 @@ from service.limits import install_rate_limits
 EXTRA_BLUEPRINTS = (
     "service.webhooks",
     "service.stream",
-    "service.history",
+    "service.time_travel",
+    "service.undo",
+    "service.branches",
+    "service.audits",
     "service.lobby",
     "service.analyses",
     "service.web",

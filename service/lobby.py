@@ -34,12 +34,12 @@ from events.envelope import NewEvent
 from events.store import ConcurrencyConflict
 from projections.fold import Game
 from service import commands
-from service.api import json_body, services
 from service.auth import AuthError, Viewer, new_token, resolve_viewer, token_hash
 from service.bootstrap import Services
 from service.bots import BotSchema, bot_name
 from service.commands import CommandError
 from service.errors import ApiError
+from service.http import json_body, services
 from service.schemas import PLAYER_NAME
 
 bp = Blueprint("lobby", __name__)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, request, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from service import commands
-from service.api import json_body
 from service.auth import AuthError, Viewer, resolve_viewer
 from service.errors import ApiError
+from service.http import json_body, services
 from service.notifications import (
     MAX_URL_LENGTH,
     OUTCOMES,
@@ -130,17 +130,11 @@ class WebhookListSchema(Schema):
     webhooks = fields.List(fields.Nested(WebhookSchema), required=True)
 
 
-def _services() -> Any:
-    return current_app.extensions["meeple"]
-
-
 def _owner_viewer(game_id: str) -> tuple[Any, Viewer]:
     """The game and a viewer that may own webhooks (a seat or the admin)."""
-    services = _services()
-    game = commands.load_game(services, game_id)
-    viewer = resolve_viewer(
-        game.meta, request.headers.get("Authorization"), services.config.admin_key
-    )
+    found = services()
+    game = commands.load_game(found, game_id)
+    viewer = resolve_viewer(game.meta, request.headers.get("Authorization"), found.config.admin_key)
     if viewer.seat is None and not viewer.admin:
         raise AuthError("missing_token", "Send your seat token as 'Authorization: Bearer <token>'.")
     return game, viewer
@@ -232,7 +226,7 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
     game, viewer = _owner_viewer(game_id)
     body = WebhookCreateSchema().load(json_body())
     owner = {"admin": True} if viewer.admin else {"seat": viewer.seat}
-    settings = _services().jobs.settings
+    settings = services().jobs.settings
     try:
         vet_url(body["url"], settings.allow_list)
         webhook = new_webhook(
@@ -259,7 +253,7 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
             refusal.append(f"A game's seats may have {settings.webhook_max_per_game} webhooks.")
         return not refusal
 
-    if not _services().jobs.state.add_webhook(webhook, fits=within_caps):
+    if not services().jobs.state.add_webhook(webhook, fits=within_caps):
         raise ApiError(409, "too_many_webhooks", refusal[0] + " Remove one first.")
     location = url_for("webhooks.list_webhooks", game_id=game_id) + f"#{webhook['id']}"
     return jsonify({**public_webhook(webhook), "deliveries": []}), 201, {"Location": location}
@@ -283,7 +277,7 @@ def list_webhooks(game_id: str) -> Response:
         401: Unauthorized
     """
     _, viewer = _owner_viewer(game_id)
-    state = _services().jobs.state
+    state = services().jobs.state
     listed = []
     for webhook in state.webhooks(game_id):
         if not _owned_by(webhook, viewer):
@@ -314,7 +308,7 @@ def delete_webhook(game_id: str, webhook_id: str) -> tuple[str, int]:
         401: Unauthorized
     """
     _, viewer = _owner_viewer(game_id)
-    state = _services().jobs.state
+    state = services().jobs.state
     webhook = next((hook for hook in state.webhooks(game_id) if hook["id"] == webhook_id), None)
     # Another seat's webhook answers like a missing one: its existence is that seat's business.
     if webhook is None or not _owned_by(webhook, viewer):

@@ -11,7 +11,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from events.envelope import NewEvent
-from service import history
+from service import audits as audit_views
 from service.bootstrap import Services
 from tests.api.conftest import bearer, settle
 from tests.unit.test_costs import Applies, played
@@ -61,13 +61,13 @@ def test_a_second_audit_of_the_same_version_does_not_fold_again(
 ) -> None:
     branch, holder = long_branch(client, services)
     audits: list[int] = []
-    original = history.audit
+    original = audit_views.audit
 
     def counted(envelopes: Any) -> Any:
         audits.append(len(envelopes))
         return original(envelopes)
 
-    monkeypatch.setattr(history, "audit", counted)
+    monkeypatch.setattr(audit_views, "audit", counted)
     first = client.get(f"/games/{branch}/audit")
     second = client.get(f"/games/{branch}/audit")
     assert first.status_code == second.status_code == 200

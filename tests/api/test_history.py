@@ -10,7 +10,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from projections.audit import audit, parse_jsonl
-from service import history
 from service.app import create_app
 from service.bootstrap import Services
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
@@ -23,10 +22,7 @@ BAD_TOKEN = bearer("not-a-token-of-this-game")
 
 @pytest.fixture
 def app(services: Services) -> Flask:
-    built = create_app(services=services)
-    if "history" not in built.blueprints:  # until service.app registers it
-        built.register_blueprint(history.bp)
-    return built
+    return create_app(services=services)
 
 
 def seat(game: dict[str, Any], number: int) -> dict[str, str]:

@@ -9,10 +9,10 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
+from projections.readmodels.branch_list import RedisBranchList
 from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
-from service.history import RedisBranchList
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 
 ADMIN_HEADERS = bearer(ADMIN_KEY)
