@@ -51,10 +51,9 @@ from projections.fold import Game
 from service import commands
 from service.auth import AuthError, Viewer, bearer_token, resolve_viewer
 from service.errors import ApiError
-from service.http import json_body
+from service.http import client_address, json_body
 from service.job_state import job_state_location
 from service.limits import token_key
-from service.stream import client_address
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,6 @@ collects them into openapi.yaml (the convention is explained there).
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, url_for
@@ -30,6 +28,7 @@ from service.http import (
     load_query,
     not_modified,
     prefer_wait,
+    service_version,
     services,
     status_of,
     viewer_of,
@@ -50,13 +49,6 @@ def seats_of(game: Game) -> list[dict[str, Any]]:
 
 
 bp = Blueprint("api", __name__)
-
-
-def service_version() -> str:
-    try:
-        return package_version("meeple-ledger")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 # -- endpoints -------------------------------------------------------------------------

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import functools
 import hmac
+import ipaddress
 import re
 from dataclasses import dataclass, replace
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from typing import Any
 
 from flask import Response, current_app, jsonify, request
@@ -35,6 +38,14 @@ _VERSION_TAG = re.compile(r'^(?:W/)?"?([0-9]{1,18})"?$')
 
 #: The media type of a game's exported log (one envelope a line).
 JSONL_MEDIA_TYPE = "application/jsonl"
+
+
+def service_version() -> str:
+    """The installed meeple-ledger's version."""
+    try:
+        return package_version("meeple-ledger")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
 
 
 def services() -> Services:
@@ -349,3 +360,18 @@ def sealed_history(game: Game) -> ApiError:
         "still being played when it was made; only the admin may look there.",
         title="This part of the history is sealed",
     )
+
+
+def client_address(remote_addr: str | None) -> str:
+    """What the per-address cap counts: the IPv4 address, or the /64 network of an IPv6 one
+    (one subscriber's share of the IPv6 space: otherwise one client would have 2**64
+    addresses to open streams from)."""
+    try:
+        address = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

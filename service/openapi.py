@@ -652,7 +652,7 @@ _SHARED_PARAMETERS = {
 
 
 def _version() -> str:
-    from service.api import service_version
+    from service.http import service_version
 
     return service_version()
 

@@ -21,7 +21,6 @@ telling the client to reconnect with ``Last-Event-ID``, which misses nothing.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import select
 import socket
@@ -36,6 +35,7 @@ from events.envelope import Envelope
 from service import commands
 from service.auth import Viewer, resolve_viewer
 from service.errors import ApiError
+from service.http import client_address
 from service.live import FeedView, Refusal, Slot
 from service.visibility import visible_envelope
 
@@ -170,21 +170,6 @@ def _take_slot(services: Any, game_id: str) -> Slot:
             headers={"Retry-After": str(taken.retry_after)},
         )
     return taken
-
-
-def client_address(remote_addr: str | None) -> str:
-    """What the per-address cap counts: the IPv4 address, or the /64 network of an IPv6 one
-    (one subscriber's share of the IPv6 space: otherwise one client would have 2**64
-    addresses to open streams from)."""
-    try:
-        address = ipaddress.ip_address(remote_addr or "")
-    except ValueError:
-        return remote_addr or "unknown"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
 
 
 class StreamBody:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from service.http import client_address
 from service.live import FeedView, Refusal, Slot, StreamSlots
-from service.stream import client_address
 from tests.unit.test_jobs import FakeServices, act, build, create_game
 
 #: What the test waits for at most before calling a wake-up lost.
