@@ -294,6 +294,17 @@ def type_html(schema: dict[str, Any] | None) -> Markup:
         words = Markup(" | ").join(
             Markup("<code>{}</code>").format(json.dumps(value)) for value in schema["enum"]
         )
+    elif kind == "object" and schema.get("properties"):
+        # An inline object (a view's nested part): its keys and their types, so every schema
+        # it names is linked too.
+        words = (
+            Markup("{")
+            + Markup(", ").join(
+                Markup("<code>{}</code>: {}").format(key, type_html(value))
+                for key, value in schema["properties"].items()
+            )
+            + Markup("}")
+        )
     elif kind == "object" and "additionalProperties" in schema and not schema.get("properties"):
         extra = schema["additionalProperties"]
         values = type_html(extra) if isinstance(extra, dict) else Markup("any")

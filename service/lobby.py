@@ -99,8 +99,11 @@ def leave(found: Services, game_id: str, seat: int) -> SeatChange:
     """Open ``seat`` again (its token stops working)."""
 
     def decide(game: Game) -> NewEvent:
-        _before_start(game, seat)
+        # Who holds the seat first: an open or a bot seat has nobody to leave it, started
+        # or not (the answer does not depend on whether the first step has run yet).
+        _seat_exists(game, seat)
         _held(game, seat)
+        _before_start(game, seat)
         return seat_event(seat, "left", {"seat": seat})
 
     version = _append(found, game_id, decide)

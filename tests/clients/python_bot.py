@@ -39,12 +39,14 @@ from meeple_ledger_client.api.play import get_legal_actions, post_action
 from meeple_ledger_client.api.rulesets import list_rulesets
 from meeple_ledger_client.models import (
     ActionResult,
+    BotSeat,
     CreatedGame,
     CreateGame,
     CreateGameOptions,
     GameStatus,
     GameSummary,
     LegalActions,
+    OpenSeat,
     RulesetList,
 )
 from meeple_ledger_client.types import File, Unset
@@ -168,7 +170,7 @@ def play(
     key the game's seed is ``game_seed``, so the same seeds replay the same game."""
     tally = Tally()
     anonymous = anonymous_client(base_url, tally)
-    names = [f"Bot {seat + 1}" for seat in range(players)]
+    names: list[BotSeat | OpenSeat | str] = [f"Bot {seat + 1}" for seat in range(players)]
     options = CreateGameOptions.from_dict(OPTIONS.get(ruleset, {}))
     body = CreateGame(ruleset=ruleset, players=names, options=options)
     creator = anonymous
@@ -177,10 +179,11 @@ def play(
         creator = seat_client(base_url, admin_key, tally)
     created = create_game.sync(client=creator, body=body)
     assert isinstance(created, CreatedGame), created
-    seats = {seat.seat: seat_client(base_url, seat.token, tally) for seat in created.seats}
-    posters = {
-        seat.seat: seat_client(base_url, seat.token, tally, INCLUDE) for seat in created.seats
-    }
+    # every seat was given a name, so each has its token (open and bot seats have none)
+    tokens = {seat.seat: seat.token for seat in created.seats if isinstance(seat.token, str)}
+    assert len(tokens) == players, created
+    seats = {seat: seat_client(base_url, token, tally) for seat, token in tokens.items()}
+    posters = {seat: seat_client(base_url, token, tally, INCLUDE) for seat, token in tokens.items()}
     game_id, version = created.id, created.version
 
     seen = Seen()

@@ -79,7 +79,13 @@ export async function play(
   const created = await anonymous.POST("/games", { body: { ruleset, players: names } });
   if (!created.data) throw refused("create", created.error, created.response);
   const game_id = created.data.id;
-  const seats = new Map(created.data.seats.map((seat) => [seat.seat, clientFor(seat.token)]));
+  const seats = new Map(
+    created.data.seats.map((seat) => {
+      // every seat was given a name, so each has its token (open and bot seats have none)
+      if (seat.token === null) throw new Error(`seat ${seat.seat} came without its token`);
+      return [seat.seat, clientFor(seat.token)] as const;
+    }),
+  );
   const path = { params: { path: { game_id } } };
 
   for (let actions = 0; actions < MAX_ACTIONS; ) {
