@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from projections.agents.evaluation import evaluate
-from projections.agents.playout import play, run_system_steps
+from projections.agents.playout import Policy, play, run_system_steps
 from projections.fold import copy_state
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
@@ -40,6 +40,34 @@ class GreedyAgent:
             if value > best_value:
                 best, best_value = action, value
         return best
+
+
+def sampled_greedy_policy(sample: int) -> Policy:
+    """A rollout policy: the best of ``sample`` legal actions drawn at random, by the game's
+    evaluation one step ahead (a playout that plays sensibly tells more than a random one)."""
+
+    def policy(
+        ruleset: Ruleset, state: State, seat: int, legal: list[Action], rng: random.Random
+    ) -> Action:
+        if len(legal) == 1:
+            return legal[0]
+        drawn = rng.sample(legal, min(sample, len(legal)))
+        best, best_value = drawn[0], float("-inf")
+        for action in drawn:
+            after = copy_state(state)
+            try:
+                play(ruleset, after, seat, action, rng)
+                run_system_steps(ruleset, after, rng)
+            except IllegalAction:
+                continue
+            values = evaluate(ruleset, after)
+            rivals = [value for other, value in enumerate(values) if other != seat]
+            value = values[seat] - (max(rivals) if rivals else 0.0)
+            if value > best_value:
+                best, best_value = action, value
+        return best
+
+    return policy
 
 
 def one_ply_values(
