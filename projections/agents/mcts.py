@@ -109,8 +109,8 @@ class Search:
     root: Node
 
     def candidates(self) -> list[tuple[Action, Stats]]:
-        """The root actions tried, most played first."""
-        children = sorted(self.root.children.values(), key=lambda n: -n.visits)
+        """The root actions tried, most played first (then best rewarded: the pick first)."""
+        children = sorted(self.root.children.values(), key=lambda n: (-n.visits, -n.reward))
         return [(child.action, child.stats) for child in children if child.action is not None]
 
 
