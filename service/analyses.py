@@ -291,8 +291,9 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
                 return
             reported["at"] = now
             current = store.change(analysis_id, _progress(run, done), time.time())
-            reported["cancelled"] = current is None or current["status"] == "cancelled"
-            if announce is not None and current is not None:
+            # Stopped when cancelled, or when a new run of it replaced this one.
+            reported["cancelled"] = not (mine(current) and current["status"] == "running")
+            if announce is not None and mine(current):
                 announce(game_id, current)
 
         result = analyze(

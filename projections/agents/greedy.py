@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from projections.agents.evaluation import evaluate
-from projections.agents.playout import play, run_system_steps
+from projections.agents.playout import Policy, play, run_system_steps
 from projections.fold import copy_state
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
@@ -42,6 +42,26 @@ class GreedyAgent:
         return best
 
 
+def sampled_greedy_policy(sample: int) -> Policy:
+    """A rollout policy: the best of ``sample`` legal actions drawn at random, by the game's
+    evaluation one step ahead (a playout that plays sensibly tells more than a random one)."""
+
+    def policy(
+        ruleset: Ruleset, state: State, seat: int, legal: list[Action], rng: random.Random
+    ) -> Action:
+        if len(legal) == 1:
+            return legal[0]
+        drawn = rng.sample(legal, min(sample, len(legal)))
+        best, best_value = drawn[0], float("-inf")
+        for action in drawn:
+            value = lead_after(ruleset, state, seat, action, rng)
+            if value > best_value:
+                best, best_value = action, value
+        return best
+
+    return policy
+
+
 def one_ply_values(
     ruleset: Ruleset,
     state: State,
@@ -58,17 +78,22 @@ def one_ply_values(
     rng.shuffle(candidates)
     candidates = candidates[:max_candidates]
     world = ruleset.resample_hidden(state, seat, rng)
-    valued = []
-    for action in candidates:
-        after = copy_state(world)
-        try:
-            play(ruleset, after, seat, action, rng)
-        except IllegalAction:
-            # legal at the table, not in this redraw of what the seat cannot see
-            valued.append((action, float("-inf")))
-            continue
-        run_system_steps(ruleset, after, rng)
-        values = evaluate(ruleset, after)
-        rivals = [value for other, value in enumerate(values) if other != seat]
-        valued.append((action, values[seat] - (max(rivals) if rivals else 0.0)))
-    return valued
+    return [(action, lead_after(ruleset, world, seat, action, rng)) for action in candidates]
+
+
+def lead_after(
+    ruleset: Ruleset, state: State, seat: int, action: Action, rng: random.Random
+) -> float:
+    """How far ahead of its best rival ``seat`` is, by the game's evaluation, once ``action``
+    and the automatic steps it makes due are played on a copy of ``state``; -inf where
+    ``state`` forbids it (legal at the table, not in this redraw of what the seat cannot see).
+    """
+    after = copy_state(state)
+    try:
+        play(ruleset, after, seat, action, rng)
+    except IllegalAction:
+        return float("-inf")
+    run_system_steps(ruleset, after, rng)
+    values = evaluate(ruleset, after)
+    rivals = [value for other, value in enumerate(values) if other != seat]
+    return values[seat] - (max(rivals) if rivals else 0.0)

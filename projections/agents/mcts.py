@@ -14,9 +14,10 @@ One tree is grown over the deciding seat's information set. Each iteration:
    the untried actions come best first by the greedy agent's one-ply evaluation (a *prior*,
    computed once per search on one determinization), so with thousands of candidates (a
    Gutenberg plan phase) the few the budget can try are the promising ones, not a random few;
-4. **roll out** with random legal actions, for at most ``rollout_steps`` seat actions, then
-   value the position: the final ranking once the game is over, otherwise the game's
-   evaluation (``projections.agents.evaluation``);
+4. **roll out** for at most ``rollout_steps`` seat actions, each the best of a few legal
+   actions drawn at random by the game's evaluation one step ahead, then value the
+   position: the final ranking once the game is over, otherwise the game's evaluation
+   (``projections.agents.evaluation``);
 5. **back up** each seat's share of the win along the path.
 
 Automatic steps are applied as they come (their randomness is the search's own ``rng``). The
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field
 from events.envelope import canonical_json
 from projections.agents.budget import Budget
 from projections.agents.evaluation import evaluate
-from projections.agents.greedy import one_ply_values
-from projections.agents.playout import mover, outcomes, play, rollout
+from projections.agents.greedy import one_ply_values, sampled_greedy_policy
+from projections.agents.playout import Policy, mover, outcomes, play, rollout
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
 #: UCB1's exploration constant (rewards are win shares in [0, 1]).
@@ -44,8 +45,13 @@ EXPLORATION = 0.7
 #: children (at least one).
 WIDEN_BASE = 2.0
 WIDEN_POWER = 0.5
-#: Seat actions a rollout plays before the position is valued by the evaluation.
-ROLLOUT_STEPS = 60
+#: Seat actions a rollout plays before the position is valued by the evaluation: a few
+#: sensible moves tell more than many random ones (Gutenberg against greedy, 30 playouts:
+#: 6 of 12 games won with 60 random steps, 9 of 12 with 10 steps of ROLLOUT_SAMPLE).
+ROLLOUT_STEPS = 10
+#: A rollout's move: the best of this many legal actions drawn at random, by the game's
+#: evaluation one step ahead (``greedy.sampled_greedy_policy``).
+ROLLOUT_SAMPLE = 4
 #: Default playouts of one decision.
 ITERATIONS = 200
 
@@ -103,8 +109,8 @@ class Search:
     root: Node
 
     def candidates(self) -> list[tuple[Action, Stats]]:
-        """The root actions tried, most played first."""
-        children = sorted(self.root.children.values(), key=lambda n: -n.visits)
+        """The root actions tried, most played first (then best rewarded: the pick first)."""
+        children = sorted(self.root.children.values(), key=lambda n: (-n.visits, -n.reward))
         return [(child.action, child.stats) for child in children if child.action is not None]
 
 
@@ -122,11 +128,13 @@ class MctsAgent:
         rollout_steps: int = ROLLOUT_STEPS,
         exploration: float = EXPLORATION,
         prior: bool = True,
+        policy: Policy | None = None,
     ) -> None:
         self.budget = budget or Budget(iterations=ITERATIONS)
         self.rollout_steps = rollout_steps
         self.exploration = exploration
         self.prior = prior
+        self.policy = policy if policy is not None else sampled_greedy_policy(ROLLOUT_SAMPLE)
 
     def choose(self, ruleset: Ruleset, state: State, seat: int, rng: random.Random) -> Action:
         """The most played root action after the budget's playouts."""
@@ -204,7 +212,7 @@ class MctsAgent:
             if child.visits == 0:
                 break
             turn = mover(ruleset, world, rng)
-        rollout(ruleset, world, rng, self.rollout_steps)
+        rollout(ruleset, world, rng, self.rollout_steps, self.policy)
         values = outcomes(ruleset, world, evaluate(ruleset, world))
         for visited in path[1:]:
             if visited.seat is not None:

@@ -24,7 +24,8 @@ def wilson(successes: float, trials: int, z: float = Z95) -> Interval:
     centre = (rate + z * z / (2 * trials)) / denominator
     spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
     spread /= denominator
-    return Interval(max(0.0, centre - spread), min(1.0, centre + spread))
+    # The interval holds the rate; min/max only undo rounding (0 wins: a low of 1e-17).
+    return Interval(max(0.0, min(rate, centre - spread)), min(1.0, max(rate, centre + spread)))
 
 
 def mean_interval(total: float, squares: float, count: int, z: float = Z95) -> Interval | None:

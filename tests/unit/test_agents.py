@@ -4,6 +4,7 @@ agent sees a position only through its seat's information set, and search beats 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent
 from projections.agents.analysis import analyze
+from projections.agents.greedy import lead_after, one_ply_values, sampled_greedy_policy
 from projections.agents.tournament import play_game
 from projections.fold import copy_state
 from projections.ruleset import Ruleset, State, get_ruleset
@@ -178,3 +180,31 @@ def test_two_states_of_one_information_set_get_the_same_pick_and_analysis(game: 
         ]
         assert analyses[0] == analyses[1], seat
     assert hidden_differs, "no position had anything hidden from the seat to redraw"
+
+
+def test_a_search_tries_first_the_candidate_greedy_values_most() -> None:
+    """The prior: with one playout, the only root action tried is the top of the one-ply
+    values (computed with the search's own generator, so the same redraw)."""
+    ruleset = get_ruleset("gutenberg")
+    for state, seat in positions(ruleset, "prior", every=9, limit=3):
+        legal = ruleset.legal_actions(state, seat)
+        valued = one_ply_values(ruleset, state, seat, legal, random.Random(5))
+        best = max(valued, key=lambda pair: pair[1])[1]
+        expected = next(action for action, value in valued if value == best)
+        search = MctsAgent(Budget(iterations=1)).search(ruleset, state, seat, random.Random(5))
+        assert [action for action, _ in search.candidates()] == [expected]
+
+
+def test_a_rollout_move_is_the_best_of_its_sample_by_the_evaluation() -> None:
+    ruleset = get_ruleset("gutenberg")
+    for state, seat in positions(ruleset, "policy", every=9, limit=3):
+        legal = ruleset.legal_actions(state, seat)
+        replay = random.Random(8)  # the policy's own draws, in its order
+        drawn = replay.sample(legal, min(4, len(legal)))
+        values = {
+            json.dumps(action, sort_keys=True): lead_after(ruleset, state, seat, action, replay)
+            for action in drawn
+        }
+        chosen = sampled_greedy_policy(4)(ruleset, state, seat, legal, random.Random(8))
+        assert chosen in drawn
+        assert values[json.dumps(chosen, sort_keys=True)] == max(values.values())
