@@ -23,8 +23,8 @@ function refusal(error) {
   const code = error && error.code;
   if (error && error.status === 429) return `Too many analyses are running now; try again in a moment. ${problemText(error)}`;
   if (code === "not_your_seat" || (error && error.status === 403)) return `Only that seat may analyse its position while the game is played. ${problemText(error)}`;
-  if (error && error.status === 401) return "Only a seat may analyse a game under way: open it with your seat's link or token.";
-  if (code === "no_decision") return "That seat has nothing to decide after this event: pick another seat or event.";
+  if (error && error.status === 401) return `Only a seat may analyse a game under way: open it with your seat's link or token. ${problemText(error)}`;
+  if (code === "no_decision") return `That seat has nothing to decide after this event: pick another seat or event. ${problemText(error)}`;
   return problemText(error);
 }
 
