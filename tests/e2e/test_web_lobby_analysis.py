@@ -24,8 +24,9 @@ WAIT_MS = 20_000
 #: how many human moves the test plays at most while waiting for the bot's second move
 MAX_MOVES = 40
 PLAYOUTS = 40
-#: positions tried (from the middle of the game on) for one with more than one candidate
-MAX_TRIES = 15
+#: positions tried (from the middle of the game on) for one with more than one candidate;
+#: few, as POST .analyses is rate-limited per address (MEEPLE_RATE_LIMIT_ANALYSES: 10 a minute)
+MAX_TRIES = 6
 
 
 @pytest.fixture
