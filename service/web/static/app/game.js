@@ -8,12 +8,14 @@ import { fill, notify, problemText } from "./ui.js";
 import { partNames, playControls } from "./play.js";
 import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
+import { AnalysisPanel } from "./analysis.js";
+import { joinForm } from "./lobby.js";
 
 const TIMELINE_PAGE = 1000;
 const ACTION_PAGE = 1000;
 const MAX_ACTION_PAGES = 20; // a bounded read: 20,000 actions is far beyond any game's list
 const MAX_UNDO_STEPS = 100; // MEEPLE_MAX_UNDO_STEPS's default; more is refused, not cut short
-const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from"];
+const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from", "seat_changed"];
 
 export function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -73,6 +75,7 @@ class GamePage {
     this.stopped = true;
     document.removeEventListener("keydown", this.onKey);
     if (this.stream) this.stream.close();
+    if (this.analysis) this.analysis.stop();
   }
 
   get token() {
@@ -131,6 +134,7 @@ class GamePage {
       if (target) this.scrubTo(Number(target.dataset.seq));
     });
     this.branchButton.addEventListener("click", () => this.branch());
+    this.analysis = new AnalysisPanel(this);
     const rawToggle = el("details", { class: "raw-toggle" }, el("summary", { text: "Raw JSON" }), this.raw);
 
     fill(
@@ -172,6 +176,7 @@ class GamePage {
         this.branchNote,
         el("h3", { text: "Branches" }),
         this.branchBox,
+        this.analysis.node,
       ),
     );
   }
@@ -317,6 +322,8 @@ class GamePage {
       const ranking = (s.result && s.result.ranking) || [];
       const winners = (ranking[0] || []).map((seat) => s.players[seat]).join(" and ");
       parts.push(winners ? `finished: ${winners} won` : "finished");
+    } else if (status.waiting_for_players) {
+      parts.push(`waiting for players: seat ${(status.open_seats || []).map((seat) => seat + 1).join(", ")} open`);
     } else if (status.awaiting_system) parts.push(`automatic step due: ${words(status.awaiting_system)}`);
     else if (status.to_act.length) parts.push(`${status.to_act.map((seat) => s.players[seat]).join(", ")} to act`);
     parts.push(`version ${s.version}`);
@@ -354,7 +361,13 @@ class GamePage {
         if (this.viewer) seats.set(this.id, this.viewer);
         this.resetAndRead();
       });
-      fill(this.viewerBox, form);
+      // A seat still open may be joined from here as from the lobby.
+      const open = s.status.finished ? [] : s.status.open_seats || [];
+      fill(this.viewerBox, form, open.length ? el("div", { class: "join-box" },
+        el("p", { class: "small", text: "This game waits for players: take an open seat." }), open.map((seat) => joinForm(this.id, seat, () => {
+          this.viewer = seats.get(this.id);
+          this.resetAndRead();
+        }))) : null);
       return;
     }
     const leave = el("button", { type: "button", class: "secondary", text: "Watch as a spectator" });
@@ -396,6 +409,8 @@ class GamePage {
     } else if (actions.length) {
       const free = new Set(((this.legal.free_actions || {}).types || []).map((t) => t.type));
       playControls(box, actions, (action) => this.post(action), free, partNames(this.legal));
+    } else if (s.status.waiting_for_players) {
+      box.appendChild(el("p", { class: "muted", text: "Waiting for players to take the open seats: the game starts when every seat is taken." }));
     } else if (s.status.awaiting_system) {
       box.appendChild(el("p", { class: "muted", text: `Waiting for an automatic step: ${words(s.status.awaiting_system)}.` }));
     } else {
@@ -528,6 +543,7 @@ class GamePage {
     const series = scoreSeries(this.timeline, this.summary.players.length);
     this.chartBox.replaceChildren(scoreChart(series, { players: this.summary.players }, version, at));
     this.branchButton.textContent = `Branch from event ${at}`;
+    this.analysis.update();
   }
 
   async loadAudit() {

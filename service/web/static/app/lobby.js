@@ -1,4 +1,5 @@
-// The lobby: games with filters, and a form to create a game with named seats.
+// The lobby: games with filters (waiting for players too), joining an open seat, and a form
+// to create a game whose seats are named players, open seats or bots.
 
 import { api, rulesets, seatLink, seats } from "./api.js";
 import { el, words } from "../games/common.js";
@@ -41,8 +42,11 @@ function filterForm(params) {
   const player = el("input", { id: "f-player", name: "player", type: "search", maxlength: 40, value: params.get("player") || "" });
   const branches = el("input", { id: "f-branches", name: "branches", type: "search", maxlength: 120,
     placeholder: "a game's id", value: params.get("branches") || "" });
+  const open = el("input", { id: "f-open", name: "open", type: "checkbox", value: "true" });
+  open.checked = params.get("open") === "true";
   form.append(
     field("Game", ruleset), field("Status", status), field("Player", player), field("Branches of", branches),
+    el("label", { class: "inline", for: "f-open" }, open, " waiting for players"),
     el("button", { type: "submit", text: "Show" }),
   );
   form.addEventListener("submit", (event) => {
@@ -64,6 +68,7 @@ async function listGames(list, params) {
   if (source) return listBranches(list, source);
   const query = new URLSearchParams({ limit: String(PAGE) });
   for (const name of ["ruleset", "status", "player"]) if (params.get(name)) query.set(name, params.get(name));
+  if (params.get("open") === "true") query.set("open", "true");
   const table = gamesTable();
   fill(list, table.node);
   let cursor = null;
@@ -102,7 +107,7 @@ function gamesTable(branches = false) {
     { class: "games" },
     el("caption", { class: "visually-hidden", text: "Games" }),
     el("thead", {}, el("tr", {},
-      ["Game", "Players", branches ? "From event" : null, "Status", "Round", "Version"].filter(Boolean)
+      ["Game", "Players", branches ? "From event" : null, "Status", "Round", "Version", branches ? null : "Open seats"].filter(Boolean)
         .map((h) => el("th", { scope: "col", text: h })))),
     body,
   );
@@ -111,14 +116,20 @@ function gamesTable(branches = false) {
     count: () => body.childNodes.length,
     add(game) {
       const toAct = (game.to_act || []).map((s) => game.players[s]).join(", ");
-      const state = game.status === "finished" ? "finished" : toAct ? `${toAct} to act` : game.awaiting_system ? "automatic step due" : "being played";
+      const openSeats = game.open_seats || [];
+      const state = game.status === "finished" ? "finished" : openSeats.length ? "waiting for players"
+        : toAct ? `${toAct} to act` : game.awaiting_system ? "automatic step due" : "being played";
+      const bots = new Set(game.bots || []);
+      const who = game.players.map((name, seat) => (openSeats.includes(seat) ? `seat ${seat + 1} open`
+        : bots.has(seat) ? `${name} (bot)` : name));
       body.appendChild(el("tr", { data: { game: game.id } },
         el("td", {}, el("a", { href: `#/games/${encodeURIComponent(game.id)}`, text: `${words(game.ruleset)} · ${game.id}` })),
-        el("td", { text: game.players.join(", ") }),
+        el("td", { text: who.join(", ") }),
         branches ? el("td", { text: String(game.at) }) : null,
         el("td", { text: state }),
         el("td", { text: game.round === null || game.round === undefined ? "" : String(game.round) }),
-        el("td", { text: String(game.version) })));
+        el("td", { text: String(game.version) }),
+        branches ? null : el("td", {}, game.status === "finished" ? null : openSeats.map((seat) => joinForm(game.id, seat)))));
     },
   };
 }
@@ -152,25 +163,24 @@ async function createForm(box) {
   fill(box, el("h2", { id: "create-title", text: "Create a game" }), form, result);
 }
 
-/** The seats of a new game: one named seat per player, as POST /games takes them today
- * (`players`: names). Seat kinds other than a named player (open seats to join later, bot
- * seats) belong here, beside the names, once the API's create schema has them. */
+/** The seats of a new game, as POST /games takes them (`players`): each seat a named
+ * player (a name), open for someone to join later (`{"open": true}`) or a bot's
+ * (`{"bot": {"agent", "playouts"?}}`, with an optional name). */
 export function seatControls(box, ruleset) {
   let count = Math.min(Math.max(2, ruleset.min_players), ruleset.max_players);
-  const names = [];
+  const rows = [];
   const number = el("select", { id: "c-count", name: "count" });
   for (let n = ruleset.min_players; n <= ruleset.max_players; n += 1) number.appendChild(el("option", { value: n, text: String(n) }));
   number.value = String(count);
-  const rows = el("div", { class: "seat-rows" });
+  const list = el("div", { class: "seat-rows" });
   const draw = () => {
-    const kept = names.map((input) => input.value);
-    names.length = 0;
-    fill(rows);
+    const kept = rows.map((row) => row.keep());
+    rows.length = 0;
+    fill(list);
     for (let seat = 0; seat < count; seat += 1) {
-      const input = el("input", { id: `c-seat-${seat}`, name: `seat-${seat}`, required: true, maxlength: 40,
-        value: kept[seat] || `Player ${seat + 1}` });
-      names.push(input);
-      rows.appendChild(field(`Seat ${seat + 1}`, input));
+      const row = seatRow(seat, kept[seat]);
+      rows.push(row);
+      list.appendChild(row.node);
     }
   };
   number.addEventListener("change", () => {
@@ -178,8 +188,84 @@ export function seatControls(box, ruleset) {
     draw();
   });
   draw();
-  fill(box, el("legend", { text: "Seats" }), field("Players", number), rows);
-  return { body: () => ({ players: names.map((input) => input.value.trim()) }) };
+  fill(box, el("legend", { text: "Seats" }), field("Players", number), list);
+  return { body: () => ({ players: rows.map((row) => row.value()) }) };
+}
+
+const AGENTS = [
+  ["random", "random (any legal move)"],
+  ["greedy", "greedy (one move ahead)"],
+  ["mcts", "MCTS (searches playouts)"],
+];
+const MAX_BOT_PLAYOUTS = 1000; // the API's bound for a bot's playouts a decision
+
+function seatRow(seat, kept = {}) {
+  const kind = el("select", { id: `c-kind-${seat}`, name: `kind-${seat}`, data: { seat } },
+    el("option", { value: "player", text: "a player" }), el("option", { value: "open", text: "open: someone joins" }),
+    el("option", { value: "bot", text: "a bot" }));
+  kind.value = kept.kind || "player";
+  const name = el("input", { id: `c-seat-${seat}`, name: `seat-${seat}`, maxlength: 40, value: kept.name ?? `Player ${seat + 1}` });
+  const agent = el("select", { id: `c-agent-${seat}`, name: `agent-${seat}` }, AGENTS.map(([value, text]) => el("option", { value, text })));
+  agent.value = kept.agent || "greedy";
+  const playouts = el("input", { id: `c-playouts-${seat}`, name: `playouts-${seat}`, type: "number", min: 1,
+    max: MAX_BOT_PLAYOUTS, step: 1, value: kept.playouts || "100" });
+  const nameField = field("Name", name);
+  const agentField = field("Bot", agent);
+  const playoutsField = field("Playouts a move", playouts);
+  const node = el("div", { class: "seat-row", role: "group", aria: { label: `Seat ${seat + 1}` } },
+    field(`Seat ${seat + 1}`, kind), nameField, agentField, playoutsField);
+  const show = () => {
+    const k = kind.value;
+    nameField.hidden = k === "open";
+    name.required = k === "player";
+    name.placeholder = k === "bot" ? "optional" : "";
+    agentField.hidden = k !== "bot";
+    playoutsField.hidden = k !== "bot" || agent.value !== "mcts";
+  };
+  kind.addEventListener("change", () => {
+    if (kind.value === "bot" && name.value === `Player ${seat + 1}`) name.value = "";
+    show();
+  });
+  agent.addEventListener("change", show);
+  show();
+  return {
+    node,
+    keep: () => ({ kind: kind.value, name: name.value, agent: agent.value, playouts: playouts.value }),
+    value() {
+      if (kind.value === "open") return { open: true };
+      if (kind.value === "bot") {
+        const bot = { agent: agent.value };
+        if (agent.value === "mcts") bot.playouts = Number(playouts.value);
+        const named = name.value.trim();
+        return named ? { bot, name: named } : { bot };
+      }
+      return name.value.trim();
+    },
+  };
+}
+
+/** Take an open seat: POST .../seats/{seat}/join with a name; the seat's token (given once)
+ * goes to this tab's sessionStorage, as a creator's "Play as" does, and the game opens. */
+export function joinForm(gameId, seat, joined = null) {
+  const id = `join-${gameId}-${seat}`;
+  const name = el("input", { id, name: "name", required: true, maxlength: 40, autocomplete: "nickname", placeholder: "your name" });
+  const said = el("span", { class: "error small", aria: { live: "polite" } });
+  const form = el("form", { class: "join", data: { seat } },
+    el("label", { class: "visually-hidden", for: id, text: `Your name for seat ${seat + 1}` }), name,
+    el("button", { type: "submit", text: `Join seat ${seat + 1}` }), said);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const taken = await api(`/games/${encodeURIComponent(gameId)}/seats/${seat}/join`,
+        { method: "POST", body: { name: name.value.trim() } });
+      seats.set(gameId, { token: taken.token, seat: taken.seat, holder: false });
+      if (joined) joined();
+      else window.location.hash = `#/games/${encodeURIComponent(gameId)}`;
+    } catch (error) {
+      said.textContent = problemText(error);
+    }
+  });
+  return form;
 }
 
 function optionControls(box, ruleset) {
@@ -221,7 +307,11 @@ function showCreated(box, game) {
     el("h3", { text: `Game ${game.id} created` }),
     el("p", { class: "warning", text: "Each seat's link holds its token and is shown only now: keep them, and give each player theirs." }),
     // Only a player's seat has a token to hand over.
-    el("ul", { class: "seat-links" }, game.seats.filter((seat) => seat.token).map((seat) => {
+    el("ul", { class: "seat-links" }, game.seats.map((seat) => {
+      if (!seat.token) {
+        const what = seat.kind === "open" ? "open: anyone may join it from the list of games" : `a bot (${seat.bot ? seat.bot.agent : "bot"})`;
+        return el("li", { class: "muted", data: { seat: seat.seat, kind: seat.kind } }, `Seat ${seat.seat + 1}${seat.name ? ` (${seat.name})` : ""}: ${what}`);
+      }
       const link = seatLink(game.id, seat.token);
       const copy = el("input", { readonly: true, value: link, id: `link-${seat.seat}`, class: "link", aria: { label: `Link for ${seat.name}` } });
       const open = el("a", { href: "#", class: "button", text: `Play as ${seat.name}`, data: { seat: seat.seat } });
