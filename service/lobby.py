@@ -84,11 +84,15 @@ def join(found: Services, game_id: str, seat: int, name: str) -> SeatChange:
     token = new_token()
 
     def decide(game: Game) -> NewEvent:
-        _before_start(game, seat)
+        # Whether the seat is open first: a taken seat is taken, started or not (the answer
+        # does not depend on whether the first step has run yet).
+        _seat_exists(game, seat)
+        _no_branch(game)
         if seat not in game.open_seats:
             raise CommandError(
                 "seat_taken", f"Seat {seat} is taken; GET the game to see which are open."
             )
+        _before_start(game, seat)
         return seat_event(seat, "joined", {"seat": seat}, name=name, token=token)
 
     version = _append(found, game_id, decide)
@@ -102,6 +106,7 @@ def leave(found: Services, game_id: str, seat: int) -> SeatChange:
         # Who holds the seat first: an open or a bot seat has nobody to leave it, started
         # or not (the answer does not depend on whether the first step has run yet).
         _seat_exists(game, seat)
+        _no_branch(game)
         _held(game, seat)
         _before_start(game, seat)
         return seat_event(seat, "left", {"seat": seat})
@@ -118,11 +123,13 @@ def seat_bot(
     actor = {"seat": by.seat} if by.seat is not None else {"system": "admin"}
 
     def decide(game: Game) -> NewEvent:
-        _before_start(game, seat)
+        _seat_exists(game, seat)
+        _no_branch(game)
         if seat not in game.open_seats:
             raise CommandError(
                 "seat_taken", f"Seat {seat} is taken; only an open seat goes to a bot."
             )
+        _before_start(game, seat)
         return seat_event(seat, "bot_seated", actor, name=name, bot=bot)
 
     version = _append(found, game_id, decide)

@@ -135,8 +135,9 @@ def test_nobody_leaves_once_the_game_has_started(client: FlaskClient, services: 
     )
     left = client.post(f"/games/{game['id']}/seats/1/leave", headers=bearer(bob))
     assert left.status_code == 409 and left.json["code"] == "game_started"
+    # a game starts only with every seat taken: a late comer finds the seat taken
     late = join(client, game["id"], 1, "Eve")
-    assert late.status_code == 409 and late.json["code"] == "game_started"
+    assert late.status_code == 409 and late.json["code"] == "seat_taken"
     settle(services)
 
 
