@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, request, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from events.envelope import canonical_json
@@ -52,6 +52,7 @@ from service import commands
 from service.auth import AuthError, Viewer, bearer_token, resolve_viewer
 from service.errors import ApiError
 from service.http import client_address, json_body
+from service.http import services as current_services
 from service.job_state import job_state_location
 from service.limits import token_key
 
@@ -471,10 +472,6 @@ class AnalysisSchema(Schema):
     error = fields.String(required=True, allow_none=True)
 
 
-def _services() -> Any:
-    return current_app.extensions["meeple"]
-
-
 def public_analysis(record: Record) -> Record:
     """What GET shows of a record (not who asked, nor the lease)."""
     shown = {name: record[name] for name in AnalysisSchema().fields if name in record}
@@ -484,7 +481,7 @@ def public_analysis(record: Record) -> Record:
 
 def _viewer(game: Game) -> Viewer:
     return resolve_viewer(
-        game.meta, request.headers.get("Authorization"), _services().config.admin_key
+        game.meta, request.headers.get("Authorization"), current_services().config.admin_key
     )
 
 
@@ -579,7 +576,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         422: UnprocessableEntity
         429: TooManyRequests
     """
-    services = _services()
+    services = current_services()
     settings = services.jobs.settings
     latest = commands.load_game(services, game_id)
     body = AnalysisRequestSchema().load(json_body())
@@ -696,7 +693,7 @@ def _over_cap(caps: Caps, game_id: str, requester: str, unfinished: list[Record]
 def _readable(game_id: str, analysis_id: str) -> Record:
     """The analysis, if this request may read it: else 401 (no token while the game is
     played) or 404 (missing, or another seat's: its existence is that seat's business)."""
-    services = _services()
+    services = current_services()
     game = commands.load_game(services, game_id)
     viewer = _viewer(game)
     finished = bool(game.ruleset.status(game.state).get("finished"))
@@ -773,7 +770,7 @@ def delete_analysis(game_id: str, analysis_id: str) -> Response:
         401: Unauthorized
     """
     _readable(game_id, analysis_id)
-    services = _services()
+    services = current_services()
 
     def cancel(record: Record | None, _: list[Record]) -> Record | None:
         if record is None or record["status"] not in ACTIVE:
