@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent
+from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make_agent, mcts
 from projections.agents.analysis import analyze
 from projections.agents.greedy import lead_after, one_ply_values, sampled_greedy_policy
+from projections.agents.mcts import KeyedActions, action_key
 from projections.agents.tournament import play_game
 from projections.fold import copy_state
 from projections.ruleset import Ruleset, State, get_ruleset
@@ -208,3 +209,68 @@ def test_a_rollout_move_is_the_best_of_its_sample_by_the_evaluation() -> None:
         chosen = sampled_greedy_policy(4)(ruleset, state, seat, legal, random.Random(8))
         assert chosen in drawn
         assert values[json.dumps(chosen, sort_keys=True)] == max(values.values())
+
+
+def test_keyed_actions_remember_lists_met_again() -> None:
+    ruleset = get_ruleset("gutenberg")
+    state, seat = positions(ruleset, "keyed", every=11, limit=1)[0]
+    legal = ruleset.legal_actions(state, seat)
+    keys = KeyedActions(size=2)
+    keyed = keys(seat, legal)
+    assert keyed == {action_key(seat, action): action for action in legal}
+    assert keys(seat, copy_state(legal)) is keyed  # an equal list: the same keys again
+    rival = keys(1 - seat, legal)
+    assert rival is not keyed and set(rival) == {action_key(1 - seat, a) for a in legal}
+    assert keys(seat, legal[:1]) is not keyed  # a third list: the least recent goes
+    assert keys(1 - seat, legal) is rival
+    again = keys(seat, legal)
+    assert again is not keyed and again == keyed
+
+
+@pytest.mark.parametrize("game", ["gutenberg", "impendium"])
+def test_remembered_keys_change_nothing_a_search_finds(
+    game: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ruleset = get_ruleset(game)
+    for state, seat in positions(ruleset, f"remembered:{game}", every=17, limit=2):
+        agent = MctsAgent(Budget(iterations=25))
+        remembered = agent.search(ruleset, state, seat, random.Random(4))
+        with monkeypatch.context() as patch:
+            patch.setattr(mcts, "KeyedActions", lambda: KeyedActions(size=0))
+            fresh = agent.search(ruleset, state, seat, random.Random(4))
+        assert remembered.pick == fresh.pick
+        assert remembered.candidates() == fresh.candidates()
+
+
+def test_a_decision_with_one_legal_action_is_taken_without_a_search() -> None:
+    ruleset = get_ruleset("gutenberg")
+    forced: list[tuple[State, int]] = []
+
+    def keep(game: Any, envelope: Any) -> None:
+        status = game.ruleset.status(game.state)
+        for seat in status.get("to_act") or []:
+            if (
+                not status.get("awaiting_system")
+                and len(ruleset.legal_actions(game.state, seat)) == 1
+            ):
+                forced.append((copy_state(game.state), seat))
+
+    play_random(ruleset, ["Ann", "Bob"], "forced", on_step=keep)
+    assert forced, "no decision with a single legal action in that game"
+    rollouts: list[int] = []
+    policy = sampled_greedy_policy(4)
+
+    def counted(*arguments: Any) -> Any:
+        rollouts.append(1)
+        return policy(*arguments)
+
+    agent = MctsAgent(Budget(iterations=50), policy=counted)
+    for state, seat in forced[:3]:
+        assert (
+            agent.choose(ruleset, state, seat, random.Random(0))
+            == ruleset.legal_actions(state, seat)[0]
+        )
+    assert rollouts == []
+    state, seat = positions(ruleset, "forced", every=11, limit=1)[0]
+    agent.choose(ruleset, state, seat, random.Random(0))
+    assert rollouts, "the counted policy is the one a search uses"
