@@ -14,7 +14,7 @@ from projections.agents import Budget, GreedyAgent, MctsAgent, RandomAgent, make
 from projections.agents.analysis import analyze
 from projections.agents.greedy import lead_after, one_ply_values, sampled_greedy_policy
 from projections.agents.mcts import KeyedActions, action_key
-from projections.agents.tournament import play_game
+from projections.agents.tournament import play_game, play_out
 from projections.fold import copy_state
 from projections.ruleset import Ruleset, State, get_ruleset
 from projections.simulate import play_random
@@ -274,3 +274,13 @@ def test_a_decision_with_one_legal_action_is_taken_without_a_search() -> None:
     state, seat = positions(ruleset, "forced", every=11, limit=1)[0]
     agent.choose(ruleset, state, seat, random.Random(0))
     assert rollouts, "the counted policy is the one a search uses"
+
+
+def test_a_game_between_agents_says_whether_the_rules_ended_it() -> None:
+    seats = [RandomAgent(), RandomAgent()]
+    whole = play_out(TALLY, seats, "whole")
+    assert whole.finished and whole.steps > 3
+    assert play_game(TALLY, seats, "whole") == whole.outcomes
+    cut = play_out(TALLY, seats, "whole", max_steps=3)
+    assert not cut.finished and cut.steps == 3
+    assert [outcome.score for outcome in cut.outcomes] != [o.score for o in whole.outcomes]
