@@ -51,7 +51,7 @@ class Bounds:
     max_steps: int = MAX_STEPS
 
 
-BOUNDS = {"impendium": Bounds(options={"round_limit": 20}, max_steps=1500)}
+BOUNDS = {"impendium": Bounds(options={"round_limit": 40}, max_steps=1200)}
 
 
 @dataclass(frozen=True)
