@@ -3,15 +3,16 @@
 For every game at 2 players, MCTS at a fixed budget plays N games against random and N
 against greedy, seats alternating, on ``--jobs`` processes (default: one per core); each
 line gives MCTS's win rate with its 95 % interval against the goal (>= 90 % against random,
->= 60 % against greedy) and the seconds the line took. A progress bar follows each line.
+>= 60 % against greedy) and the seconds the line took; a progress bar on stderr counts each
+line's games as they finish.
 
 What a line measures (docs/analysis.md, "Tournaments and strength"):
 
 - Gutenberg, Restoration and Impression: whole games, to the final ranking, MCTS at
   ``--playouts`` playouts a decision (default 50).
 - Impendium: MCTS at ``--playouts`` too, but a game is bounded, because nothing else bounds
-  it: with ``round_limit`` 20 (the ruleset's own option: the game ends after round 20 with
-  the normal ranking, unless 25 VP or the galaxies end it sooner) and at most 1,500 seat
+  it: with ``round_limit`` 40 (the ruleset's own option: the game ends after round 40 with
+  the normal ranking, unless 25 VP or the galaxies end it sooner) and at most 1,200 seat
   actions, after which the game is valued by the game's evaluation (the leader wins). The
   cap is needed because a round may last for ever under the rules: a seat whose rivals have
   passed may keep taking turns that offer a trade the rival declines (a trade offer counts as
