@@ -113,8 +113,8 @@ def main(argv: list[str]) -> int:
                     for future in as_completed(futures):
                         played.append(future.result())
                         bar.advance(task)
-                wins = sum(game_.share for game_ in played)
-                cut = sum(game_.cut for game_ in played)
+                wins = sum(one.share for one in played)
+                cut = sum(one.cut for one in played)
                 rate = wilson(wins, args.games)
                 verdict = "meets" if wins / args.games >= goal else "misses"
                 cuts = f", {cut} cut" if game in BOUNDS else ""
