@@ -323,7 +323,8 @@ def catch_up(services: Any) -> int:
     index = getattr(services, "game_index", None)
     if index is None:
         return 0
-    return int(index.catch_up(services.store, services.folder.load))
+    folder = services.folder
+    return int(index.catch_up(services.store, folder.load, through=folder.load_through))
 
 
 def sweep(services: Any) -> dict[str, int]:
