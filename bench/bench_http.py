@@ -121,7 +121,8 @@ def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
         cwd=ROOT, env=env,
     )  # fmt: skip
     try:
-        wait_for(lambda: status_of(port, "/health") < 500, f"gunicorn {app}")
+        # Patient: on a machine shared with other suites a niced start can take minutes.
+        wait_for(lambda: status_of(port, "/health") < 500, f"gunicorn {app}", patience=600)
         PIDS[f"gunicorn:{port}"] = process.pid
         yield port
     finally:
