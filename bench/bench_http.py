@@ -15,6 +15,10 @@ runs ``MEEPLE_BENCH_SECONDS`` (default 6) seconds at most, after ``WARM_UP`` sec
 same load that are not counted (each gunicorn worker folds and caches the games it serves,
 and opens its Redis connections, once; a server that runs for long does that once too).
 
+It also prints the CPU each kind of process used per answer in the measured phases (the
+gunicorn workers, redis-server, and in ours the RQ workers, which share the cores: a cost
+the baseline does not have, shown rather than hidden).
+
 A last phase plays on with ``Prefer: wait=10`` on every action (docs/api.md): an action that
 makes an automatic step due is answered after it, so no answer is 409.
 
@@ -59,6 +63,8 @@ SET_ASIDE = 0.025
 #: Seconds of load before each measured phase, not counted.
 WARM_UP = 2.0
 WORKER_CODE = "from service.cli import main; raise SystemExit(main(['worker']))"
+#: The process id of each server the bench started (its URL or gunicorn port -> pid).
+PIDS: dict[str, int] = {}
 
 
 def free_port() -> int:
@@ -97,6 +103,7 @@ def redis_server(directory: Path) -> Iterator[str]:
         client = redis.Redis(port=port)
         wait_for(lambda: bool(client.ping()), "redis-server")
         client.close()
+        PIDS[f"redis://127.0.0.1:{port}"] = process.pid
         yield f"redis://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -114,11 +121,44 @@ def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
         cwd=ROOT, env=env,
     )  # fmt: skip
     try:
-        wait_for(lambda: status_of(port, "/health") < 500, f"gunicorn {app}")
+        # Patient: on a machine shared with other suites a niced start can take minutes.
+        wait_for(lambda: status_of(port, "/health") < 500, f"gunicorn {app}", patience=600)
+        PIDS[f"gunicorn:{port}"] = process.pid
         yield port
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user + system) the processes have used so far (Linux ``/proc``; 0 for
+    a process that is gone)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (gunicorn's workers)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+@contextlib.contextmanager
+def cpu_of(groups: dict[str, list[int]], spent: dict[str, float]) -> Iterator[None]:
+    """Adds to ``spent`` the CPU seconds each group of processes used inside the block."""
+    before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+    yield
+    for name, pids in groups.items():
+        spent[name] = spent.get(name, 0.0) + cpu_seconds(pids) - before[name]
 
 
 def status_of(port: int, path: str) -> int:
@@ -368,10 +408,14 @@ def run(report: Callable[..., None]) -> None:
                 "MEEPLE_ADMIN_KEY": ADMIN_KEY,
                 "PYTHONPATH": str(ROOT),
             }
+            redis_pids = [PIDS[url]]
+            base_cpu: dict[str, float] = {}
             with gunicorn("bench.bench_http:baseline_app()", env) as port:
                 plans = baseline_plans(GAMES)
                 load(port, plans, WARM_UP)
-                base_elapsed, base = load(port, plans, seconds)
+                groups = {"gunicorn": children_of(PIDS[f"gunicorn:{port}"]), "redis": redis_pids}
+                with cpu_of(groups, base_cpu):
+                    base_elapsed, base = load(port, plans, seconds)
             workers = [
                 subprocess.Popen(
                     [sys.executable, "-c", WORKER_CODE],
@@ -382,11 +426,18 @@ def run(report: Callable[..., None]) -> None:
                 )
                 for _ in range(RQ_WORKERS)
             ]
+            api_cpu: dict[str, float] = {}
             try:
                 with gunicorn("service.app:create_app()", env) as port:
                     plans = plan_games(port, GAMES)
                     load(port, plans, WARM_UP)
-                    elapsed, api = load(port, plans, seconds)
+                    groups = {
+                        "gunicorn": children_of(PIDS[f"gunicorn:{port}"]),
+                        "redis": redis_pids,
+                        "RQ workers": [worker.pid for worker in workers],
+                    }
+                    with cpu_of(groups, api_cpu):
+                        elapsed, api = load(port, plans, seconds)
                     waited_elapsed, waited = load(port, plans, seconds, {"Prefer": "wait=10"})
             finally:
                 for worker in workers:
@@ -406,6 +457,15 @@ def run(report: Callable[..., None]) -> None:
     )
     report("http: actions/s, 16 connections, gunicorn 2 workers", rate, "actions/s",
            base_rate, "XADD/s")  # fmt: skip
+    # CPU per answer, by process (the cores are shared: this says where the work goes).
+    ours = ", ".join(
+        f"{name} {spent / max(1, api.appended) * 1000:.2f} ({spent / elapsed:.0%} of a core)"
+        for name, spent in api_cpu.items()
+    )
+    theirs = ", ".join(
+        f"{name} {spent / max(1, base.appended) * 1000:.2f}" for name, spent in base_cpu.items()
+    )
+    print(f"   CPU ms per action: {ours}; per XADD: {theirs}", flush=True)
     if waited.errors:
         print(f"   unexpected statuses with Prefer: wait: {waited.errors}", flush=True)
     print(

@@ -11,6 +11,11 @@ Tables (created on first open):
 
 An append is one ``BEGIN IMMEDIATE`` transaction: it takes SQLite's write lock before it
 reads the version, so two writers (threads or processes) can never both pass the check.
+
+``append(..., then=statements)`` also runs ``statements`` (SQL and its parameters) in that
+transaction, after the events are written: the embedded job runner keeps its records in this
+file (service.job_state), so an append and the automatic step it makes due are committed
+together, or not at all (as the Redis store does in its script).
 """
 
 from __future__ import annotations
@@ -64,6 +69,10 @@ CREATE TABLE IF NOT EXISTS snapshots (
 """
 
 
+#: A side write of ``append(..., then=...)``: one SQL statement and its parameters.
+Statement = tuple[str, tuple[Any, ...]]
+
+
 def utc_now() -> str:
     """The recorded_at form: UTC ISO-8601 with microseconds and a ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -95,7 +104,11 @@ class SQLiteEventStore(EventStore):
         events: Sequence[NewEvent],
         expected_version: int,
         idempotency_key: str | None = None,
+        *,
+        then: Sequence[Statement] = (),
     ) -> AppendResult:
+        """The contract's append; ``then``: statements run in the same transaction after a
+        successful append (none when it replays or conflicts)."""
         check_append(events, expected_version)
         with self._write_lock, self._transaction() as connection:
             if idempotency_key is not None:
@@ -141,6 +154,8 @@ class SQLiteEventStore(EventStore):
                     " VALUES (?, ?, ?, ?)",
                     (game_id, idempotency_key, version + 1, new_version),
                 )
+            for sql, parameters in then:
+                connection.execute(sql, parameters)
         return AppendResult(version=new_version, envelopes=envelopes)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:

@@ -731,6 +731,28 @@ class Folder:
             return game.copy()
         return game
 
+    def load_through(self, game_id: str, envelopes: list[Envelope]) -> Game:
+        """The game at least as far as the last of ``envelopes`` (some of its events in seq
+        order, as a feed gives them), for a caller that only reads it (``Game.share``): the
+        cached game when it is that far already, else the cached game folded on with them
+        when they continue it, without reading the store; else ``load``."""
+        with self._lock:
+            cached = self._cache.get(game_id)
+        if cached is None or not envelopes:
+            return self.load(game_id)
+        if cached.version >= envelopes[-1]["seq"]:
+            return cached.share()
+        following = [envelope for envelope in envelopes if envelope["seq"] > cached.version]
+        if following[0]["seq"] != cached.version + 1:
+            return self.load(game_id)
+        game = cached.copy()
+        fetch, rebuild = self.stepper(game_id)
+        for envelope in following:
+            advance(game, envelope, fetch, rebuild)
+            self._maybe_snapshot(game)
+        self._remember(game)
+        return game.share()
+
     def cached(self, game_id: str) -> Game | None:
         """The cached latest game, without asking the store whether it moved on (for a caller
         that knows it did not, or that checks when it appends), sharing its state with the

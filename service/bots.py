@@ -169,5 +169,6 @@ def bot_turn(services: Any, game_id: str, version: int) -> str:
     except ConcurrencyConflict:
         state.clear_due(game_id, version)
         return "conflict"
-    state.clear_due(game_id, version)
+    if result.replayed or not services.jobs.clears_due_with_append:
+        state.clear_due(game_id, version)
     return "replayed" if result.replayed else "appended"

@@ -143,7 +143,8 @@ def catch_up(services: Services) -> int:
 
     The jobs call this after appends and periodically; it is safe to run concurrently.
     """
-    return services.game_index.catch_up(services.store, services.folder.load)
+    folder = services.folder
+    return services.game_index.catch_up(services.store, folder.load, through=folder.load_through)
 
 
 # -- creating ------------------------------------------------------------------------

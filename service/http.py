@@ -281,7 +281,9 @@ def prefer_wait(values: list[str], most: int) -> int | None:
 
 def action_includes() -> set[str]:
     """What the answer to an action includes besides the status and the view (``?include``)."""
-    query = load_query(ActionQuerySchema())
+    if not request.args:
+        return set()  # the usual case, without building a schema
+    query = load_query(_schema_instance(ActionQuerySchema))
     return {query["include"]} if "include" in query else set()
 
 

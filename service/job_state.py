@@ -2,7 +2,8 @@
 
 It lives where the deployment keeps its data: in Redis when ``MEEPLE_REDIS_URL`` is set (the
 same Redis RQ uses, so every API and worker process shares it), else in a SQLite file beside
-the event store (``var/meeple.db`` -> ``var/meeple.jobs.db``) for the embedded default.
+the event store (``var/meeple.db`` -> ``var/meeple.jobs.db``) for the embedded default, except
+the due steps, which live in the event store's own file there (``SQLiteJobState``).
 
 Records are plain dicts (JSON on disk):
 
@@ -115,16 +116,23 @@ class JobState(ABC):
 
 
 class SQLiteJobState(JobState):
-    """Job state in its own SQLite file; one short transaction per call."""
+    """Job state in its own SQLite file; one short transaction per call.
 
-    SCHEMA = """
+    The due steps live in the event store's own file when ``due_path`` names it
+    (``open_job_state`` does): then an append and the step it makes due are committed in one
+    transaction (``due_statements``, run by the store's ``append(..., then=...)``).
+    """
+
+    DUE_SCHEMA = """
     CREATE TABLE IF NOT EXISTS due_steps (
         game_id TEXT NOT NULL,
         version INTEGER NOT NULL,
         since REAL NOT NULL,
         PRIMARY KEY (game_id, version)
     );
-    CREATE INDEX IF NOT EXISTS due_steps_by_time ON due_steps (since);
+    CREATE INDEX IF NOT EXISTS due_steps_by_time ON due_steps (since)
+    """
+    SCHEMA = """
     CREATE TABLE IF NOT EXISTS webhooks (
         id TEXT PRIMARY KEY,
         game_id TEXT NOT NULL,
@@ -145,26 +153,67 @@ class SQLiteJobState(JobState):
     CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (status, next_attempt_at);
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, due_path: str | Path | None = None) -> None:
         self._pool = SQLitePool(path)
         self.path = self._pool.path
-        self._pool.create(self.SCHEMA)
+        self._pool.create(self.SCHEMA + ";" + self.DUE_SCHEMA)
+        self._due = self._pool
+        if due_path is not None and Path(due_path).resolve() != self.path.resolve():
+            self._due = SQLitePool(due_path)
+            self._due.create(self.DUE_SCHEMA)
+            self._move_due_steps()
+        self.due_path = self._due.path
+
+    def _move_due_steps(self) -> None:
+        """Due steps a build that kept them in this file left behind move to ``due_path``
+        (copied first, then deleted here: a crash between leaves a duplicate, never a loss;
+        a step marked due twice is appended once)."""
+        rows = self._pool.query("SELECT game_id, version, since FROM due_steps")
+        if not rows:
+            return
+        with self._due.transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO due_steps (game_id, version, since) VALUES (?, ?, ?)", rows
+            )
+        with self._pool.transaction() as db:
+            db.execute("DELETE FROM due_steps")
+
+    @staticmethod
+    def due_statements(
+        game_id: str, version: int, since: float | None, done: int | None = None
+    ) -> list[tuple[str, tuple[Any, ...]]]:
+        """The SQL that marks the step after ``version`` due (``since`` None: nothing due)
+        and clears the mark of version ``done`` (one the append just made), for an append's
+        own transaction in ``due_path``."""
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        if done is not None:
+            statements.append(
+                ("DELETE FROM due_steps WHERE game_id = ? AND version = ?", (game_id, done))
+            )
+        if since is not None:
+            statements.append(
+                (
+                    "INSERT OR IGNORE INTO due_steps (game_id, version, since) VALUES (?, ?, ?)",
+                    (game_id, version, since),
+                )
+            )
+        return statements
 
     def mark_due(self, game_id: str, version: int, since: float) -> None:
-        with self._pool.transaction() as db:
+        with self._due.transaction() as db:
             db.execute(
                 "INSERT OR IGNORE INTO due_steps (game_id, version, since) VALUES (?, ?, ?)",
                 (game_id, version, since),
             )
 
     def clear_due(self, game_id: str, version: int) -> None:
-        with self._pool.transaction() as db:
+        with self._due.transaction() as db:
             db.execute(
                 "DELETE FROM due_steps WHERE game_id = ? AND version = ?", (game_id, version)
             )
 
     def due_since_before(self, moment: float, limit: int = 100) -> list[tuple[str, int]]:
-        rows = self._pool.query(
+        rows = self._due.query(
             "SELECT game_id, version FROM due_steps WHERE since < ? ORDER BY since LIMIT ?",
             (moment, limit),
         )
@@ -284,6 +333,8 @@ class SQLiteJobState(JobState):
 
     def close(self) -> None:
         self._pool.close()
+        if self._due is not self._pool:
+            self._due.close()
 
 
 # -- Redis (several API and worker processes) ---------------------------------------------
@@ -493,5 +544,7 @@ def open_job_state(store_url: str, redis_url: str | None) -> JobState:
     location = job_state_location(store_url, redis_url)
     scheme, _, rest = location.partition("://")
     if scheme == "sqlite":
-        return SQLiteJobState(rest.removeprefix("/"))
+        # The due steps beside the events: an append and the step it makes due commit together.
+        store_path = store_url.partition("://")[2].removeprefix("/")
+        return SQLiteJobState(rest.removeprefix("/"), due_path=store_path)
     return RedisJobState.from_url(location)

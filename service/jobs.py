@@ -37,15 +37,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from events.redis_store import REPLY_EXISTS, SKIP_IF_FIELD_IN, Command, RedisEventStore
+from events.sqlite_store import SQLiteEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service import analyses, bots, commands, notifications
-from service.job_state import JobState, RedisJobState, open_job_state
+from service.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
 from service.live import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
 from service.visibility import sealed_until
 
@@ -251,7 +253,8 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
     except ConcurrencyConflict as conflict:
         state.clear_due(game_id, version)
         return StepOutcome(False, conflict.actual, "conflict")
-    state.clear_due(game_id, version)
+    if result.replayed or not services.jobs.clears_due_with_append:
+        state.clear_due(game_id, version)
     if result.replayed:
         return StepOutcome(False, result.version, "replayed")
     return StepOutcome(True, result.version, "appended")
@@ -323,7 +326,8 @@ def catch_up(services: Any) -> int:
     index = getattr(services, "game_index", None)
     if index is None:
         return 0
-    return int(index.catch_up(services.store, services.folder.load))
+    folder = services.folder
+    return int(index.catch_up(services.store, folder.load, through=folder.load_through))
 
 
 def sweep(services: Any) -> dict[str, int]:
@@ -407,9 +411,15 @@ class Jobs:
     def dispatch(self, due: Due) -> None:
         """Enqueue what ``due`` says, after its append (each its own call: the fallback of
         ``side_writes``)."""
-        if due.step:
-            # Written down first: if the job is lost, the sweep still finds the step due.
+        if due.step or due.bot:
+            # Written down first: if the job is lost, the sweep still finds the step (or the
+            # bot's turn) due.
             self.state.mark_due(due.game_id, due.version, time.time())
+        self._start(due)
+
+    def _start(self, due: Due) -> None:
+        """Enqueue the jobs ``due`` says, its due mark already written."""
+        if due.step:
             self.enqueue(
                 "system_step",
                 due.game_id,
@@ -421,8 +431,6 @@ class Jobs:
                 "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
             )
         if due.bot:
-            # Marked due first, as a step is: if the job is lost, the sweep plays the turn.
-            self.state.mark_due(due.game_id, due.version, time.time())
             self.enqueue(
                 "bot_turn",
                 due.game_id,
@@ -433,11 +441,16 @@ class Jobs:
         if due.catch_up:
             self.catch_up_soon()
 
-    def side_writes(self, due: Due) -> list[Command]:
-        """``due`` as commands the event store can run in the append's own script (one round
-        trip for the append and all it makes due); empty when it cannot (then ``dispatch``
-        runs after the append)."""
+    def side_writes(self, due: Due) -> list[Any]:
+        """``due`` as side writes the event store can make with the append itself (a Redis
+        store: commands for its script, one round trip for the append and all it makes due;
+        a SQLite store: statements for its transaction); empty when it cannot (then
+        ``dispatch`` runs after the append)."""
         return []
+
+    #: Whether ``side_writes`` also clear the due mark the append fulfils (so the step's
+    #: job need not clear it in a write of its own).
+    clears_due_with_append = False
 
     def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
         """``side_writes(due)`` ran with the append (``replies``: what it was told): what is
@@ -569,6 +582,7 @@ class InProcessJobs(Jobs):
         self._closed = False
         self._wakeups: list[float] = []
         self._in_flight: dict[str, int] = {}
+        self._fused: tuple[Callable[..., list[Any]] | None] | None = None
         self._sweeper = threading.Thread(
             target=self._sweep_forever, name="meeple-sweeper", daemon=True
         )
@@ -604,6 +618,39 @@ class InProcessJobs(Jobs):
                     self._in_flight[receiver] -= 1
                     if not self._in_flight[receiver]:
                         del self._in_flight[receiver]
+
+    def side_writes(self, due: Due) -> list[Any]:
+        """On the embedded default (a SQLite store, the due steps in its file): the due mark
+        of the step or bot turn ``due`` brings, and the clearing of the one the append
+        fulfils, as statements of the append's own transaction (one commit for all)."""
+        statements = self._due_statements()
+        if statements is None:
+            return []
+        since = time.time() if due.step or due.bot else None
+        return statements(due.game_id, due.version, since, due.version - 1)
+
+    def _due_statements(self) -> Callable[..., list[Any]] | None:
+        """``SQLiteJobState.due_statements`` when the event store is SQLite and holds the due
+        steps in its own file, else None (known once)."""
+        if self._fused is None:
+            store = getattr(self.services, "store", None)
+            due_path = getattr(self.state, "due_path", None)
+            fused = (
+                isinstance(store, SQLiteEventStore)
+                and isinstance(self.state, SQLiteJobState)
+                and due_path is not None
+                and Path(due_path).resolve() == Path(store.path).resolve()
+            )
+            self._fused = (SQLiteJobState.due_statements if fused else None,)
+        return self._fused[0]
+
+    @property
+    def clears_due_with_append(self) -> bool:  # type: ignore[override]
+        return self._due_statements() is not None
+
+    def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
+        """The due mark was committed with the append: start the jobs."""
+        self._start(due)
 
     def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
         with self._changed:

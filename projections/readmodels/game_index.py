@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from events.envelope import Envelope
 from events.sqlite_pool import SQLitePool
 from events.store import EventStore
 from projections.fold import Game, ReplayError
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 STATUSES = ("active", "finished")
 
 Loader = Callable[[str], Game]
+#: The game at least as far as the last of some of its events just read from the feed (in
+#: order): ``Folder.load_through``, which folds them on from its cache without a read.
+ThroughLoader = Callable[[str, list[Envelope]], Game]
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,10 @@ class GameIndex(ABC):
     def get(self, game_id: str) -> GameRow | None:
         """The row of one game, if indexed."""
 
+    def get_many(self, game_ids: list[str]) -> dict[str, GameRow | None]:
+        """The rows of several games (None: not indexed yet)."""
+        return {game_id: self.get(game_id) for game_id in game_ids}
+
     @abstractmethod
     def query(
         self,
@@ -135,8 +143,19 @@ class GameIndex(ABC):
     def close(self) -> None:  # noqa: B027 - optional
         """Release files and connections."""
 
-    def catch_up(self, store: EventStore, load: Loader, page_size: int = 500) -> int:
-        """Read the feed to its end, updating the rows of the games it touches."""
+    def catch_up(
+        self,
+        store: EventStore,
+        load: Loader,
+        page_size: int = 500,
+        through: ThroughLoader | None = None,
+    ) -> int:
+        """Read the feed to its end, updating the rows of the games it touches.
+
+        Each page costs a fixed number of reads and one write, whatever the number of games
+        it touches: the rows are read and saved together, and ``through`` (when given) folds
+        each game on with the page's own events instead of reading the store per game.
+        """
         read = 0
         with self._catch_up_lock:
             while True:
@@ -145,6 +164,7 @@ class GameIndex(ABC):
                     return read
                 read += len(page.events)
                 touched: dict[str, tuple[str | None, str]] = {}
+                events: dict[str, list[Envelope]] = {}
                 for envelope in page.events:
                     created = envelope["recorded_at"] if envelope["seq"] == 1 else None
                     earlier = touched.get(envelope["game_id"], (None, ""))
@@ -152,13 +172,19 @@ class GameIndex(ABC):
                         earlier[0] or created,
                         max(earlier[1], envelope["recorded_at"]),
                     )
+                    events.setdefault(envelope["game_id"], []).append(envelope)
+                unknown = [game_id for game_id, (created, _) in touched.items() if created is None]
+                known = self.get_many(unknown)
                 rows = []
                 for game_id, (created_at, updated_at) in touched.items():
-                    known = self.get(game_id)
                     if created_at is None:
-                        created_at = known.created_at if known else updated_at
+                        row = known.get(game_id)
+                        created_at = row.created_at if row else updated_at
                     try:
-                        game = load(game_id)
+                        if through is None:
+                            game = load(game_id)
+                        else:
+                            game = through(game_id, events[game_id])
                     except KeyError:
                         continue
                     except ReplayError:

@@ -111,39 +111,65 @@ class RedisGameIndex(GameIndex):
         return None if text is None else dict(json.loads(text))
 
     def save(self, rows: list[GameRow], position: dict[str, Any]) -> None:
-        for row in rows:
-            public = asdict(row)
-            public.pop("order")
-            membership = {
-                **{self._key("status", status): row.status == status for status in STATUSES},
-                self._key("open"): bool(row.open_seats),
-                self._key("closed"): not row.open_seats,
-                self._key("sandbox"): row.sandbox,
-                self._key("played"): not row.sandbox,
-                self._key("bots_active"): bool(row.bots) and row.status == "active",
-            }
-            joined = [self._key("player", name) for name in sorted(set(row.players))]
-            if row.branch_of is not None:
-                joined.append(self._key("branch_of", row.branch_of))
-            keys = [
-                self._key("games"),
-                self._key("orders"),
-                self._key("versions"),
-                self._key("next"),
-                self._key("all"),
-                self._key("ruleset", row.ruleset),
-                *membership,
-                *joined,
-            ]
-            args = [
-                row.game_id,
-                row.version,
-                json.dumps(public, sort_keys=True),
-                len(membership),
-                *("1" if member else "0" for member in membership.values()),
-            ]
+        import redis
+
+        position_json = json.dumps(position, sort_keys=True)
+        if isinstance(self.client, redis.Redis):
+            # One round trip for the whole page (a catch-up touches many games at once): the
+            # script by its hash, loaded again only if the server lost it (a restart). Every
+            # upsert is idempotent (never to an older version), so a second try is safe.
+            for attempt in range(2):
+                with self.client.pipeline(transaction=False) as pipe:
+                    for row in rows:
+                        keys, args = self._upsert_call(row)
+                        pipe.evalsha(self._upsert.sha, len(keys), *keys, *args)
+                    pipe.set(self._key("position"), position_json)
+                    try:
+                        pipe.execute()
+                    except redis.exceptions.NoScriptError:
+                        if attempt:
+                            raise
+                        self.client.script_load(UPSERT_SCRIPT)
+                        continue
+                return
+        for row in rows:  # a cluster: one script call per row (all on the index's slot)
+            keys, args = self._upsert_call(row)
             self._upsert(keys=keys, args=args)
-        self.client.set(self._key("position"), json.dumps(position, sort_keys=True))
+        self.client.set(self._key("position"), position_json)
+
+    def _upsert_call(self, row: GameRow) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of ``UPSERT_SCRIPT`` for one row."""
+        public = asdict(row)
+        public.pop("order")
+        membership = {
+            **{self._key("status", status): row.status == status for status in STATUSES},
+            self._key("open"): bool(row.open_seats),
+            self._key("closed"): not row.open_seats,
+            self._key("sandbox"): row.sandbox,
+            self._key("played"): not row.sandbox,
+            self._key("bots_active"): bool(row.bots) and row.status == "active",
+        }
+        joined = [self._key("player", name) for name in sorted(set(row.players))]
+        if row.branch_of is not None:
+            joined.append(self._key("branch_of", row.branch_of))
+        keys = [
+            self._key("games"),
+            self._key("orders"),
+            self._key("versions"),
+            self._key("next"),
+            self._key("all"),
+            self._key("ruleset", row.ruleset),
+            *membership,
+            *joined,
+        ]
+        args = [
+            row.game_id,
+            row.version,
+            json.dumps(public, sort_keys=True),
+            len(membership),
+            *("1" if member else "0" for member in membership.values()),
+        ]
+        return keys, args
 
     def get(self, game_id: str) -> GameRow | None:
         text = self.client.hget(self._key("games"), game_id)
@@ -151,6 +177,19 @@ class RedisGameIndex(GameIndex):
             return None
         order = self.client.hget(self._key("orders"), game_id)
         return replace(GameRow(**json.loads(text)), order=int(order or 0))
+
+    def get_many(self, game_ids: list[str]) -> dict[str, GameRow | None]:
+        if not game_ids:
+            return {}
+        # Two HMGETs for a whole page of games (both on the index's slot, as a cluster wants).
+        texts = self.client.hmget(self._key("games"), game_ids)
+        orders = self.client.hmget(self._key("orders"), game_ids)
+        return {
+            game_id: None
+            if text is None
+            else replace(GameRow(**json.loads(text)), order=int(order or 0))
+            for game_id, text, order in zip(game_ids, texts, orders, strict=True)
+        }
 
     def query(
         self,

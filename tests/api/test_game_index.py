@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redis.connection import AbstractConnection
 
-from events.envelope import NewEvent
+from events.envelope import Envelope, NewEvent
 from events.sqlite_store import SQLiteEventStore
-from projections.fold import Folder, game_created_event
+from projections.fold import Folder, decide_action, game_created_event
 from projections.readmodels.game_index import GameIndex, GameRow, SQLiteGameIndex
 from projections.readmodels.redis_game_index import RedisGameIndex
 from tests.rulesets.tally import TALLY
@@ -178,3 +179,65 @@ def test_a_game_this_build_cannot_fold_does_not_hold_up_the_others(
     assert index.catch_up(store, folder.load) == 2
     assert ids(index.query().rows) == ["new"]
     store.close()
+
+
+def test_catching_up_folds_cached_games_on_from_the_feed_without_reading_them(
+    index: GameIndex, tmp_path: Path
+) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    folder = Folder(store)
+    games = [f"g{n}" for n in range(6)]
+    for game_id in games:
+        store.append(game_id, [game_created_event(TALLY, ["Ann", "Bob"], {}, "seed")], 0)
+    assert index.catch_up(store, folder.load, through=folder.load_through) == len(games)
+    for game_id in games:  # another process plays on: this folder's cached games fall behind
+        game = folder.load(game_id)
+        event, _ = decide_action(game, 0, {"type": "bid", "amount": 2})
+        store.append(game_id, [event], game.version)
+    reads: list[str] = []
+    original = store.read
+
+    def counted(game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
+        reads.append(game_id)
+        return original(game_id, after, limit)
+
+    store.read = counted  # type: ignore[method-assign]
+    assert index.catch_up(store, folder.load, through=folder.load_through) == len(games)
+    assert reads == []
+    for game_id in games:
+        found = index.get(game_id)
+        assert found is not None
+        assert found.version == 2
+        assert found.to_act == [1]
+    # A folder that never saw the games folds them from the store, as ``load`` does.
+    fresh = Folder(store)
+    assert fresh.load_through("g0", store.read_feed(None).events[-1:]).version == 2
+    store.close()
+
+
+def test_a_redis_index_saves_a_page_of_rows_in_one_round_trip(
+    redis_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = RedisGameIndex.from_url(redis_server_url, f"test-{uuid.uuid4().hex}")
+    built.save([row("warm")], {"after": 1})  # the script is loaded by now
+    sent: list[object] = []
+    original = AbstractConnection.send_packed_command
+
+    def counting(self: AbstractConnection, command: object, check_health: bool = True) -> None:
+        sent.append(command)
+        original(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+    built.save([row(f"r{n}", players=[f"P{n}"]) for n in range(30)], {"after": 31})
+    assert len(sent) == 1
+    found = built.get_many(["r0", "r29", "missing"])
+    assert len(sent) == 3
+    assert found["missing"] is None
+    assert found["r29"] is not None and found["r29"].players == ["P29"]
+    monkeypatch.undo()
+    assert ids(built.query(limit=2).rows) == ["r29", "r28"]
+    # A server that lost its scripts (a restart) is given the script again.
+    built.client.script_flush()
+    built.save([row("after-restart")], {"after": 32})
+    assert ids(built.query(limit=1).rows) == ["after-restart"]
+    built.close()

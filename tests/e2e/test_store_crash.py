@@ -2,7 +2,8 @@
 
 A writer process (tests/e2e/store_writer.py) appends batches of two as fast as it can and
 prints each acknowledged append's last seq and hash; the test kills the store (redis-server)
-or the writer itself (SQLite) mid-load, then checks the log from a fresh connection.
+or the writer itself (SQLite) mid-load, then checks the log from a fresh connection; on the
+embedded default, also that no automatic step an acknowledged action made due goes unrecorded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from pathlib import Path
 
 from events.config import open_store
 from events.envelope import verify_chain
+from projections.fold import Folder
+from projections.ruleset import register
+from service.job_state import open_job_state
 from tests.redis_servers import RedisServer
+from tests.rulesets.tally import TALLY
 
 ROOT = Path(__file__).resolve().parents[2]
 ACKNOWLEDGED_BEFORE_THE_KILL = 300
@@ -118,3 +123,50 @@ def test_every_append_sqlite_acknowledged_survives_sigkill_of_two_writer_process
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert len({seq for seq, _ in acknowledged}) == len(acknowledged)
     assert_every_acknowledged_append_survived(url, "crash-game", acknowledged)
+
+
+def test_a_sigkill_never_loses_an_acknowledged_action_nor_the_step_it_made_due(
+    tmp_path: Path,
+) -> None:
+    """The embedded default: the application layer's writer (tests/e2e/action_writer.py)
+    plays Tally games through ``commands.act`` with its in-process step runner, and is killed
+    mid-load. Every acknowledged action is in the log, and every game whose log ends waiting
+    for its automatic step has that step marked due (what the sweep runs after a restart):
+    the append and the mark are one transaction."""
+    url = f"sqlite:///{tmp_path / 'meeple.db'}"
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.action_writer", url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    acknowledged: list[tuple[str, int]] = []
+    try:
+        assert writer.stdout is not None
+        for _ in range(ACKNOWLEDGED_BEFORE_THE_KILL // 2):
+            line = writer.stdout.readline()
+            assert line, f"the writer stopped early with exit code {writer.wait()}"
+            game_id, version = line.split()
+            acknowledged.append((game_id, int(version)))
+        writer.send_signal(signal.SIGKILL)
+        for line in writer.stdout.read().split("\n")[:-1]:
+            game_id, version = line.split()
+            acknowledged.append((game_id, int(version)))
+    finally:
+        stop(writer)
+
+    register(TALLY)
+    store = open_store(url)
+    state = open_job_state(url, None)
+    try:
+        for game_id, version in acknowledged:
+            assert store.version(game_id) >= version, (game_id, version)
+        due = set(state.due_since_before(float("inf"), limit=100_000))
+        folder = Folder(store)
+        for game_id in store.game_ids():
+            game = folder.load(game_id)
+            if game.ruleset.status(game.state).get("awaiting_system"):
+                assert (game_id, game.version) in due, (game_id, game.version)
+    finally:
+        state.close()
+        store.close()

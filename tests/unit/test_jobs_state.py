@@ -285,3 +285,21 @@ def test_a_delivery_for_a_removed_webhook_fails_at_once() -> None:
     )
     assert delivery["status"] == "failed"
     assert delivery["attempts"][0]["outcome"] == "webhook_removed"
+
+
+def test_due_steps_left_in_the_jobs_file_move_beside_the_events(tmp_path: Path) -> None:
+    """A build that kept the due steps in meeple.jobs.db left some there: the embedded job
+    state, which keeps them in the event store's file now, takes them over when it opens."""
+    jobs_file, store_file = tmp_path / "meeple.jobs.db", tmp_path / "meeple.db"
+    older = SQLiteJobState(jobs_file)
+    older.mark_due("left-behind", 7, 1.0)
+    older.close()
+    state = SQLiteJobState(jobs_file, due_path=store_file)
+    try:
+        assert state.due_path == store_file
+        assert state.due_since_before(2.0) == [("left-behind", 7)]
+    finally:
+        state.close()
+    emptied = SQLiteJobState(jobs_file)
+    assert emptied.due_since_before(2.0) == []
+    emptied.close()
