@@ -10,6 +10,7 @@ import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
 import { AnalysisPanel } from "./analysis.js";
 import { joinForm } from "./lobby.js";
+import { botForms, rotatedLink, seatControls, started } from "./seat.js";
 
 const TIMELINE_PAGE = 1000;
 const ACTION_PAGE = 1000;
@@ -41,6 +42,8 @@ class GamePage {
     this.again = false;
     this.stopped = false;
     this.scrubRequest = 0;
+    this.botChoices = {}; // the bot forms' choices, kept across redraws
+    this.rotated = null; // {seat, token} after "New token": its link is shown once
     this.onKey = (event) => this.key(event);
   }
 
@@ -389,8 +392,30 @@ class GamePage {
         el("label", { class: "field", for: "play-as" }, el("span", { text: "Play as" }), select), leave);
       return;
     }
+    const open = s.status.finished || started(this.timeline) ? [] : s.status.open_seats || [];
     fill(this.viewerBox, el("p", { class: "small" }, "You play ", el("strong", { text: s.players[this.viewer.seat] }),
-      ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`), leave);
+      ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`),
+      this.rotated && this.rotated.seat === this.viewer.seat ? rotatedLink(this.id, this.rotated.seat, this.rotated.token) : null,
+      seatControls(this, (what, seat, token) => this.seatChanged(what, seat, token)),
+      open.length ? botForms(this, open, this.botChoices, (seated) => {
+        notify(`Seat ${seated.seat + 1} is now ${seated.name}'s, a bot: it plays its turns by itself.`);
+        this.refresh();
+      }) : null,
+      leave);
+  }
+
+  /** After "Leave seat" (the tab watches as a spectator; the seat is open again) or "New
+   * token" (the tab plays on with the new token, which seat.js has stored). */
+  seatChanged(what, seat, token) {
+    if (what === "left") {
+      this.viewer = null;
+      this.rotated = null;
+      notify(`You left seat ${seat + 1}: it is open again, and your old link no longer works.`);
+    } else {
+      this.rotated = { seat, token };
+      notify(`Seat ${seat + 1} has a new token; the old one no longer works.`);
+    }
+    this.resetAndRead();
   }
 
   resetAndRead() {
