@@ -287,6 +287,10 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
         reported = {"at": time.monotonic(), "cancelled": False}
 
         def progress(done: int) -> None:
+            # Let others run after each playout: under ``meeple serve`` (gevent, in-process
+            # jobs) this thread is a greenlet, and a search that never yields would hold
+            # every request, a cancel included, until it ends. Elsewhere a no-op.
+            time.sleep(0)
             now = time.monotonic()
             if now - reported["at"] < PROGRESS_EVERY:
                 return

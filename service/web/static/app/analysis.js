@@ -17,6 +17,7 @@ const MAX_PLAYOUTS = 5000; // MEEPLE_ANALYSIS_MAX_PLAYOUTS's default; the servic
 const BAR_WIDTH = 240;
 const BAR_HEIGHT = 18;
 const DONE = new Set(["done", "cancelled", "failed"]);
+const CANCEL_POLLS = 6; // reads, after a cancel, for what the search had found by then
 
 /** What a refusal means to the person who asked, in words. */
 function refusal(error) {
@@ -94,6 +95,13 @@ export class AnalysisPanel {
       }
       if (ticket !== this.ticket) return;
       this.following(null);
+      // A cancelled search writes down what it found when it notices (within a second).
+      for (let polls = 0; analysis.status === "cancelled" && !analysis.result && polls < CANCEL_POLLS; polls += 1) {
+        if (ticket !== this.ticket) return;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        analysis = await api(`${page.path}/analyses/${encodeURIComponent(analysis.id)}`, { token: page.token });
+      }
+      if (ticket !== this.ticket) return;
       if (analysis.status === "failed") throw new Error(`The analysis failed: ${analysis.error || "no reason given"}`);
       if (analysis.status === "cancelled") return this.cancelled(analysis);
       this.draw(analysis);
