@@ -198,7 +198,10 @@ class GamePage {
         try {
           await this.readGame(first);
         } catch (error) {
-          notify(problemText(error), "error");
+          if (error.status === 401 && this.viewer && !this.viewer.holder) {
+            this.tokenRefused(error);
+            this.again = true; // read again, as a spectator
+          } else notify(problemText(error), "error");
         }
         first = false;
       } while (this.again && !this.stopped);
@@ -402,6 +405,18 @@ class GamePage {
         this.refresh();
       }) : null,
       leave);
+  }
+
+  /** The API no longer accepts this tab's seat token (a new one was issued, or the seat was
+   * left, in another tab or client): say so, forget it, and watch as a spectator. */
+  tokenRefused(error) {
+    const seat = this.viewer.seat;
+    seats.forget(this.id);
+    this.viewer = null;
+    this.rotated = null;
+    this.live = null;
+    const which = seat === null || seat === undefined ? "" : ` for seat ${seat + 1}`;
+    notify(`This tab's token${which} is no longer accepted (a new token was issued, or the seat was left): you watch as a spectator now. ${problemText(error)}`, "error");
   }
 
   /** After "Leave seat" (the tab watches as a spectator; the seat is open again) or "New
