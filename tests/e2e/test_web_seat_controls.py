@@ -239,7 +239,9 @@ def test_a_new_token_refuses_the_old_one_and_the_page_plays_on_with_the_new_one(
 
     # A tab still holding the old token hears of the change through the stream, is told in
     # words that its token no longer counts, and watches as a spectator.
-    expect(stale.locator("#notice")).to_contain_text("no longer accepted", timeout=WAIT_MS)
+    refused = stale.locator(".viewer-box .token-refused")
+    expect(refused).to_contain_text("no longer accepted", timeout=WAIT_MS)
+    expect(refused).to_contain_text("(")  # the API's code in brackets
     expect(stale.locator("#seat-token")).to_be_visible()
     expect(stale.locator(".seats-box .badge-you")).to_have_count(0)
     assert stale.evaluate("id => sessionStorage.getItem('meeple.seat.' + id)", game_id) is None

@@ -44,6 +44,7 @@ class GamePage {
     this.scrubRequest = 0;
     this.botChoices = {}; // the bot forms' choices, kept across redraws
     this.rotated = null; // {seat, token} after "New token": its link is shown once
+    this.refusedNote = null; // why this tab's seat token was dropped, once the API refused it
     this.onKey = (event) => this.key(event);
   }
 
@@ -195,10 +196,11 @@ class GamePage {
     this.refreshing = (async () => {
       do {
         this.again = false;
+        const used = this.token; // a 401 counts only for the token it was read with
         try {
           await this.readGame(first);
         } catch (error) {
-          if (error.status === 401 && this.viewer && !this.viewer.holder) {
+          if (error.status === 401 && this.viewer && !this.viewer.holder && this.viewer.token === used) {
             this.tokenRefused(error);
             this.again = true; // read again, as a spectator
           } else notify(problemText(error), "error");
@@ -363,15 +365,18 @@ class GamePage {
       form.addEventListener("submit", async (event) => {
         event.preventDefault();
         this.viewer = { token: input.value.trim(), seat: null, holder: false };
+        this.refusedNote = null;
         await this.learnSeat();
         if (this.viewer) seats.set(this.id, this.viewer);
         this.resetAndRead();
       });
       // A seat still open may be joined from here as from the lobby.
       const open = s.status.finished ? [] : s.status.open_seats || [];
-      fill(this.viewerBox, form, open.length ? el("div", { class: "join-box" },
+      const refused = this.refusedNote ? el("p", { class: "error small token-refused", text: this.refusedNote }) : null;
+      fill(this.viewerBox, refused, form, open.length ? el("div", { class: "join-box" },
         el("p", { class: "small", text: "This game waits for players: take an open seat." }), open.map((seat) => joinForm(this.id, seat, () => {
           this.viewer = seats.get(this.id);
+          this.refusedNote = null;
           this.resetAndRead();
         }))) : null);
       return;
@@ -416,7 +421,8 @@ class GamePage {
     this.rotated = null;
     this.live = null;
     const which = seat === null || seat === undefined ? "" : ` for seat ${seat + 1}`;
-    notify(`This tab's token${which} is no longer accepted (a new token was issued, or the seat was left): you watch as a spectator now. ${problemText(error)}`, "error");
+    this.refusedNote = `This tab's token${which} is no longer accepted (a new token was issued, or the seat was left): you watch as a spectator now. ${problemText(error)}`;
+    notify(this.refusedNote, "error");
   }
 
   /** After "Leave seat" (the tab watches as a spectator; the seat is open again) or "New
