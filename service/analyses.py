@@ -255,6 +255,25 @@ def open_analysis_store(store_url: str, redis_url: str | None) -> AnalysisStore:
 # -- the job ---------------------------------------------------------------------------------
 
 
+def _let_others_run() -> None:
+    """Between two playouts: under ``meeple serve`` (gevent's worker, in-process jobs) this
+    job's thread is a greenlet, and a search that never yields holds every request of the
+    process, a cancel included, until it ends. It waits for the event loop to be idle (every
+    request that can go on has gone on); in an RQ worker or a plain thread it does nothing."""
+    if _cooperative():
+        import gevent
+
+        gevent.idle()
+
+
+def _cooperative() -> bool:
+    """Whether the standard library's threads are gevent's greenlets in this process."""
+    import sys
+
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("threading"))
+
+
 def run_analysis(services: Any, analysis_id: str, run: int) -> str:
     """Run run number ``run`` of an analysis (the job); its status afterwards.
 
@@ -287,6 +306,7 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
         reported = {"at": time.monotonic(), "cancelled": False}
 
         def progress(done: int) -> None:
+            _let_others_run()
             now = time.monotonic()
             if now - reported["at"] < PROGRESS_EVERY:
                 return

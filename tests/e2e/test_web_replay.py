@@ -90,7 +90,8 @@ def test_scrubbing_a_finished_game_moves_its_table_and_its_score_chart(
         start = table.inner_html()
         table.screenshot(path=str(screenshots / f"replay-{ruleset}-start.png"))
         assert start != end
-        assert legend(page) != end_legend
+        start_legend = legend(page)
+        assert start_legend != end_legend
         assert cursor(page) != end_cursor
         expect(page.locator(".event-log li.current")).to_have_attribute("data-seq", "1")
 
@@ -101,6 +102,19 @@ def test_scrubbing_a_finished_game_moves_its_table_and_its_score_chart(
         assert middle not in (start, end)
         assert cursor(page) not in (end_cursor, None)
         expect(page.locator(".scrub-label")).to_contain_text(f"Event {middle_seq} of {version}")
+        # The chart's readout is the public score the timeline notes at that event.
+        noted = web_server.get(f"/games/{game_id}/timeline?after={middle_seq - 1}&limit=1")
+        middle_scores = noted["events"][0]["scores"]
+        if ruleset == "restoration":
+            # Restoration notes a running score (the Achievement Points on the table), so
+            # its chart moves during the game, not only at the final count.
+            assert middle_scores is not None
+            assert all(isinstance(score, int) for score in middle_scores)
+        if middle_scores is not None and None not in middle_scores:
+            middle_legend = [f"{players[s]}: {middle_scores[s]}" for s in range(len(players))]
+            assert legend(page) == middle_legend
+            if ruleset == "restoration":
+                assert middle_legend not in (start_legend, end_legend)
         expect(page.locator(".audit-box .verdict")).to_have_text("✔ The log is sound.")
         assert not errors
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from projections.games.restoration import actions, board, data, rules, view
+from projections.games.restoration import actions, board, data, rules, scoring, view
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 
 
@@ -133,6 +133,12 @@ class Restoration(Ruleset):
     def result(self, state: State) -> dict[str, Any] | None:
         final: dict[str, Any] | None = state["final"]
         return final
+
+    def scores(self, state: State) -> list[int]:
+        """The running public score of the timeline (projections/history.py): the
+        Achievement Points on the table during play (no Manager card in a hand), the final
+        totals once the game is over."""
+        return scoring.public_scores(state)
 
     def resample_hidden(self, state: State, seat: int, rng: random.Random) -> State:
         return view.resample_hidden(state, seat, rng)

@@ -144,3 +144,33 @@ def final_scores(state: State) -> State:
             }
         )
     return {"scores": scores, "ranking": components.ranking(keys)}
+
+
+#: The Game End lines that lie face up on the table during play; the Manager cards in a
+#: hand are the one line that does not (others' hands are secret until the game ends).
+TABLE_LINES = (
+    "construction_tiles",
+    "technology",
+    "reputation",
+    "artisans",
+    "unused_upgrade_tokens",
+    "research_ap_track",
+)
+
+
+def table_points(player: State) -> int:
+    """The Achievement Points a seat's table shows now: every Game End line but the Manager
+    cards in its hand (completed Construction tiles, the Technology and Reputation tracks,
+    artisans on its board, kept Upgrade tokens, the research AP track)."""
+    lines = breakdown(player)
+    return sum(lines[line] for line in TABLE_LINES)
+
+
+def public_scores(state: State) -> list[int]:
+    """Each seat's score as everyone may see it: the final totals once the game is over,
+    before that the Achievement Points on the table (``table_points``)."""
+    final = state["final"]
+    if final is not None:
+        totals = {entry["seat"]: int(entry["total"]) for entry in final["scores"]}
+        return [totals[seat] for seat in range(len(state["seats"]))]
+    return [table_points(player) for player in state["seats"]]

@@ -17,6 +17,7 @@ const MAX_PLAYOUTS = 5000; // MEEPLE_ANALYSIS_MAX_PLAYOUTS's default; the servic
 const BAR_WIDTH = 240;
 const BAR_HEIGHT = 18;
 const DONE = new Set(["done", "cancelled", "failed"]);
+const CANCEL_POLLS = 6; // reads, after a cancel, for what the search had found by then
 
 /** What a refusal means to the person who asked, in words. */
 function refusal(error) {
@@ -39,14 +40,17 @@ export class AnalysisPanel {
     this.button = el("button", { type: "button", id: "analyse-here", text: "Analyse this position" });
     this.note = el("p", { class: "muted small analysis-note", aria: { live: "polite" } });
     this.result = el("div", { class: "analysis-result" });
+    this.cancelButton = el("button", { type: "button", id: "cancel-analysis", class: "secondary", text: "Cancel the analysis", hidden: true });
+    this.running = null; // the id of the analysis being followed, while it runs
     this.button.addEventListener("click", () => this.ask());
+    this.cancelButton.addEventListener("click", () => this.cancel());
     this.node = el("section", { class: "analysis", aria: { labelledby: "analysis-title" } },
       el("h3", { id: "analysis-title", text: "Analysis of the position" }),
       el("p", { class: "muted small", text: "Weighs each move the seat may make after the scrubber's event by playing the game on at random from there (Monte Carlo tree search over what the seat can see)." }),
       el("div", { class: "row" },
         el("label", { class: "field", for: "analysis-seat" }, el("span", { text: "For seat" }), this.seatSelect),
         el("label", { class: "field", for: "analysis-playouts" }, el("span", { text: "Playouts" }), this.playouts),
-        this.button),
+        this.button, this.cancelButton),
       this.note, this.result);
   }
 
@@ -76,11 +80,13 @@ export class AnalysisPanel {
     const body = { at: page.at, seat: Number(this.seatSelect.value), playouts: Number(this.playouts.value) };
     this.button.disabled = true;
     fill(this.result);
+    delete this.note.dataset.status;
     this.note.textContent = `Asking for an analysis of event ${body.at}…`;
     try {
       let analysis = await api(`${page.path}/analyses`, { method: "POST", token: page.token, body });
       for (let polls = 0; !DONE.has(analysis.status); polls += 1) {
         if (ticket !== this.ticket) return;
+        this.following(analysis.id);
         if (polls >= MAX_POLLS) throw new Error("The analysis did not finish; ask again later.");
         const progress = analysis.progress || {};
         this.note.textContent = `${analysis.status === "queued" ? "Queued" : "Searching"}: ${progress.done || 0} of ${progress.total || body.playouts} playouts…`;
@@ -88,7 +94,16 @@ export class AnalysisPanel {
         analysis = await api(`${page.path}/analyses/${encodeURIComponent(analysis.id)}`, { token: page.token });
       }
       if (ticket !== this.ticket) return;
+      this.following(null);
+      // A cancelled search writes down what it found when it notices (within a second).
+      for (let polls = 0; analysis.status === "cancelled" && !analysis.result && polls < CANCEL_POLLS; polls += 1) {
+        if (ticket !== this.ticket) return;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        analysis = await api(`${page.path}/analyses/${encodeURIComponent(analysis.id)}`, { token: page.token });
+      }
+      if (ticket !== this.ticket) return;
       if (analysis.status === "failed") throw new Error(`The analysis failed: ${analysis.error || "no reason given"}`);
+      if (analysis.status === "cancelled") return this.cancelled(analysis);
       this.draw(analysis);
     } catch (error) {
       if (ticket === this.ticket) {
@@ -96,8 +111,46 @@ export class AnalysisPanel {
         fill(this.result, el("p", { class: "error", role: "alert", text: refusal(error) }));
       }
     } finally {
-      if (ticket === this.ticket) this.button.disabled = false;
+      if (ticket === this.ticket) {
+        this.button.disabled = false;
+        this.following(null);
+      }
     }
+  }
+
+  /** Show "Cancel" while analysis `id` runs (null: none runs). */
+  following(id) {
+    this.running = id;
+    this.cancelButton.hidden = id === null;
+    this.cancelButton.disabled = false;
+  }
+
+  /** Cancel the running analysis (DELETE .../analyses/{aid}, docs/analysis.md): it stops
+   * within a second and keeps what it found; the poll then reads it as cancelled. */
+  async cancel() {
+    const id = this.running;
+    if (id === null) return;
+    const page = this.page;
+    this.cancelButton.disabled = true;
+    try {
+      const analysis = await api(`${page.path}/analyses/${encodeURIComponent(id)}`, { method: "DELETE", token: page.token });
+      if (analysis.status === "cancelled" && this.running === id) this.note.textContent = "Cancelling…";
+    } catch (error) {
+      if (this.running === id) {
+        this.cancelButton.disabled = false;
+        fill(this.result, el("p", { class: "error", role: "alert", text: `The analysis could not be cancelled: ${problemText(error)}` }));
+      }
+    }
+  }
+
+  /** A cancelled analysis: said in words, with the moves it had weighed when it stopped. */
+  cancelled(analysis) {
+    const found = analysis.result;
+    const done = found ? found.playouts : (analysis.progress || {}).done || 0;
+    fill(this.result);
+    if (found && found.candidates && found.candidates.length) this.draw(analysis);
+    this.note.textContent = `Cancelled after ${done} playouts${found && found.candidates && found.candidates.length ? ": what it had found by then is below" : ""}.`;
+    this.note.dataset.status = "cancelled";
   }
 
   draw(analysis) {

@@ -10,6 +10,7 @@ import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
 import { AnalysisPanel } from "./analysis.js";
 import { joinForm } from "./lobby.js";
+import { botForms, rotatedLink, seatControls, started } from "./seat.js";
 
 const TIMELINE_PAGE = 1000;
 const ACTION_PAGE = 1000;
@@ -41,6 +42,9 @@ class GamePage {
     this.again = false;
     this.stopped = false;
     this.scrubRequest = 0;
+    this.botChoices = {}; // the bot forms' choices, kept across redraws
+    this.rotated = null; // {seat, token} after "New token": its link is shown once
+    this.refusedNote = null; // why this tab's seat token was dropped, once the API refused it
     this.onKey = (event) => this.key(event);
   }
 
@@ -192,10 +196,14 @@ class GamePage {
     this.refreshing = (async () => {
       do {
         this.again = false;
+        const used = this.token; // a 401 counts only for the token it was read with
         try {
           await this.readGame(first);
         } catch (error) {
-          notify(problemText(error), "error");
+          if (error.status === 401 && this.viewer && !this.viewer.holder && this.viewer.token === used) {
+            this.tokenRefused(error);
+            this.again = true; // read again, as a spectator
+          } else notify(problemText(error), "error");
         }
         first = false;
       } while (this.again && !this.stopped);
@@ -357,15 +365,18 @@ class GamePage {
       form.addEventListener("submit", async (event) => {
         event.preventDefault();
         this.viewer = { token: input.value.trim(), seat: null, holder: false };
+        this.refusedNote = null;
         await this.learnSeat();
         if (this.viewer) seats.set(this.id, this.viewer);
         this.resetAndRead();
       });
       // A seat still open may be joined from here as from the lobby.
       const open = s.status.finished ? [] : s.status.open_seats || [];
-      fill(this.viewerBox, form, open.length ? el("div", { class: "join-box" },
+      const refused = this.refusedNote ? el("p", { class: "error small token-refused", text: this.refusedNote }) : null;
+      fill(this.viewerBox, refused, form, open.length ? el("div", { class: "join-box" },
         el("p", { class: "small", text: "This game waits for players: take an open seat." }), open.map((seat) => joinForm(this.id, seat, () => {
           this.viewer = seats.get(this.id);
+          this.refusedNote = null;
           this.resetAndRead();
         }))) : null);
       return;
@@ -389,8 +400,43 @@ class GamePage {
         el("label", { class: "field", for: "play-as" }, el("span", { text: "Play as" }), select), leave);
       return;
     }
+    const open = s.status.finished || started(this.timeline) ? [] : s.status.open_seats || [];
     fill(this.viewerBox, el("p", { class: "small" }, "You play ", el("strong", { text: s.players[this.viewer.seat] }),
-      ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`), leave);
+      ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`),
+      this.rotated && this.rotated.seat === this.viewer.seat ? rotatedLink(this.id, this.rotated.seat, this.rotated.token) : null,
+      seatControls(this, (what, seat, token) => this.seatChanged(what, seat, token)),
+      open.length ? botForms(this, open, this.botChoices, (seated) => {
+        notify(`Seat ${seated.seat + 1} is now ${seated.name}'s, a bot: it plays its turns by itself.`);
+        this.refresh();
+      }) : null,
+      leave);
+  }
+
+  /** The API no longer accepts this tab's seat token (a new one was issued, or the seat was
+   * left, in another tab or client): say so, forget it, and watch as a spectator. */
+  tokenRefused(error) {
+    const seat = this.viewer.seat;
+    seats.forget(this.id);
+    this.viewer = null;
+    this.rotated = null;
+    this.live = null;
+    const which = seat === null || seat === undefined ? "" : ` for seat ${seat + 1}`;
+    this.refusedNote = `This tab's token${which} is no longer accepted (a new token was issued, or the seat was left): you watch as a spectator now. ${problemText(error)}`;
+    notify(this.refusedNote, "error");
+  }
+
+  /** After "Leave seat" (the tab watches as a spectator; the seat is open again) or "New
+   * token" (the tab plays on with the new token, which seat.js has stored). */
+  seatChanged(what, seat, token) {
+    if (what === "left") {
+      this.viewer = null;
+      this.rotated = null;
+      notify(`You left seat ${seat + 1}: it is open again, and your old link no longer works.`);
+    } else {
+      this.rotated = { seat, token };
+      notify(`Seat ${seat + 1} has a new token; the old one no longer works.`);
+    }
+    this.resetAndRead();
   }
 
   resetAndRead() {

@@ -192,12 +192,12 @@ export function seatControls(box, ruleset) {
   return { body: () => ({ players: rows.map((row) => row.value()) }) };
 }
 
-const AGENTS = [
+export const AGENTS = [
   ["random", "random (any legal move)"],
   ["greedy", "greedy (one move ahead)"],
   ["mcts", "MCTS (searches playouts)"],
 ];
-const MAX_BOT_PLAYOUTS = 1000; // the API's bound for a bot's playouts a decision
+export const MAX_BOT_PLAYOUTS = 1000; // the API's bound for a bot's playouts a decision
 
 function seatRow(seat, kept = {}) {
   const kind = el("select", { id: `c-kind-${seat}`, name: `kind-${seat}`, data: { seat } },
