@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import MEEPLE, free_port
@@ -230,7 +231,10 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
             chose += time.monotonic() - mark
             assert not problems, problems
             mark = time.monotonic()
-            settled(page, before)
+            try:
+                settled(page, before)
+            except PlaywrightError as error:
+                raise AssertionError(f"the move {action} never showed: {problems}") from error
             waited += time.monotonic() - mark
             if len(played) % MIDDLE_EVERY == 0:
                 kept.append((len(played), pages[0].locator(".table").screenshot()))
