@@ -74,6 +74,31 @@ def selected_games() -> list[Any]:
     ]
 
 
+def cpu_seconds() -> float:
+    """CPU time used so far by this test process and every process it started that is still
+    running (the server, the Playwright driver, chromium's processes): a figure of the work a
+    game costs that a busy machine does not inflate as it does the wall time."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    ours = {os.getpid()}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in ours}
+        grew = not found <= ours
+        ours |= found
+    return sum(used[pid] for pid in ours if pid in used)
+
+
 @dataclass
 class Server:
     url: str
@@ -181,6 +206,7 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
     ruleset: str, server: Server, browser: Any, screenshots: Path
 ) -> None:
     started = time.monotonic()
+    cpu_before = cpu_seconds()
     options = GAMES[ruleset]
     created = server.call(
         "/games",
@@ -246,6 +272,7 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
             settled(page, version - 1)
             expect(page.locator(".status-line")).to_contain_text("finished")
             expect(page.locator(".play-box")).to_contain_text("The game is over.")
+        cpu = cpu_seconds() - cpu_before  # before the contexts close and their processes go
         pages[0].locator(".table").screenshot(path=str(screenshots / f"{ruleset}-play-end.png"))
         if kept:
             middle = min(kept, key=lambda entry: abs(entry[0] - len(played) / 2))
@@ -290,6 +317,8 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
         "actions": len(played),
         "events": version,
         "seconds": round(seconds, 1),
+        "cpu_seconds_playing": round(cpu, 1),
+        "load_average": round(os.getloadavg()[0], 1),
         "waiting_for_pages": round(waited, 1),
         "choosing": round(chose, 1),
     }
