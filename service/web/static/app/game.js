@@ -304,6 +304,8 @@ class GamePage {
 
   ctx(answer) {
     const ctx = { seat: answer.seat, players: this.summary.players, status: answer.status, ruleset: this.summary.ruleset };
+    // The final result (scores, breakdown, ranking) belongs to the finished game's states only.
+    ctx.result = answer.status && answer.status.finished && this.summary.result ? this.summary.result : null;
     if (this.renderer.components) ctx.components = this.components;
     return ctx;
   }

@@ -49,6 +49,22 @@ export function valuesAt(actions, path) {
   return values;
 }
 
+/** A parameter's value as a person reads it: ids in words, a list as its items (an order or
+ * a path keeps its order), an object as its parts ("Artifacts 2, Water 1"); never JSON. */
+export function valueText(value) {
+  if (Array.isArray(value)) {
+    if (!value.length) return "none";
+    const nested = value.some((item) => item !== null && typeof item === "object");
+    return value.map(valueText).join(nested ? "; " : ", ");
+  }
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value);
+    if (!entries.length) return "none";
+    return entries.map(([key, part]) => `${words(key)} ${typeof part === "boolean" ? (part ? "yes" : "no") : valueText(part)}`).join(", ");
+  }
+  return showValue(value);
+}
+
 function label(path, parts) {
   if (path.length === 1) return words(path[0]);
   const named = parts && parts[path[0]];
@@ -101,7 +117,7 @@ export function playControls(box, actions, post, free = new Set(), parts = {}) {
       const values = valuesAt(left, path);
       if (index >= chosen.length || !values.some((v) => v === chosen[index] || same(v, chosen[index]))) chosen[index] = values[0];
       const id = `play-${path.join("-")}`;
-      const text = (v) => (v === MISSING ? "(leave out)" : showValue(v));
+      const text = (v) => (v === MISSING ? "(leave out)" : valueText(v));
       if (values.length === 1) {
         params.appendChild(el("div", { class: "field fixed" }, el("span", { text: label(path, parts[typeSelect.value]) }),
           el("output", { id, text: text(values[0]) })));

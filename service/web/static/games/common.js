@@ -131,8 +131,11 @@ export function track({ label, min = 0, max, marks = [], seats } = {}) {
   const description = marks
     .map((m) => `${seats ? seats[m.seat] || `Seat ${m.seat + 1}` : `Seat ${m.seat + 1}`} ${m.value}`)
     .join(", ");
-  const markers = marks.map((m, i) =>
-    svg("circle", { cx: x(Number(m.value) || 0), cy: 18 - (i % 3) * 4 + 4, r: 6, class: ["track-marker", seatColor(m.seat)] },
+  // Markers on one space stand side by side, so none hides another.
+  const at = (m) => x(Number(m.value) || 0);
+  const sharing = (m) => marks.filter((o) => at(o) === at(m));
+  const markers = marks.map((m) =>
+    svg("circle", { cx: at(m) + (sharing(m).indexOf(m) - (sharing(m).length - 1) / 2) * 10, cy: 18, r: 6, class: ["track-marker", seatColor(m.seat)] },
       svg("title", {}, `${seats ? seats[m.seat] || `Seat ${m.seat + 1}` : `Seat ${m.seat + 1}`}: ${m.value}`)),
   );
   return el(

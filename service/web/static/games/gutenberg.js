@@ -133,7 +133,7 @@ function seatArea(player, seat, view, cat, ctx) {
       ["Fame points", player.fame],
       ["Markers", player.markers],
       ["Character", character || (offer ? `choosing: ${offer}` : "none")],
-      ["Next type costs", `${player.next_type_cost} guilders`],
+      ["Next type costs", `${player.next_type_cost} guilder${player.next_type_cost === 1 ? "" : "s"}`],
       ["Wild ink", player.wild_ink ? words(player.wild_ink) : undefined],
     ]),
     el("div", {}, el("strong", { text: "Type tiles: " }), chips(player.types, { names: {}, kind: "type" })),

@@ -3,7 +3,7 @@
 // victory point / subverting faction mat with its federation projects; and each player's
 // mat. It draws what the view says and names each card from the game's component tables
 // (ctx.components, GET /rulesets/impendium/components); it decides nothing the rules decide.
-import { el, svg, put, section, seatPanel, kv, track, words, seatName, seatColor } from "./common.js";
+import { el, svg, put, section, seatPanel, kv, scoreTable, track, words, seatName, seatColor } from "./common.js";
 
 /** The shell links games/impendium.css. */
 export const stylesheet = true;
@@ -22,6 +22,7 @@ export function render(root, view, ctx) {
   put(
     root,
     header(game, ctx),
+    ctx.result ? finalScores(ctx.result, ctx) : null,
     el("div", { class: "im-top" }, mapPart(game, tables, ctx), matPart(game, tables, ctx)),
     el("div", { class: "im-seats" }, game.seats.map((mine, seat) => playerMat(game, mine, seat, tables, ctx))),
   );
@@ -127,6 +128,19 @@ function header(game, ctx) {
       ["Result", outcome ? `${outcome.won ? `Won by ${(outcome.winners || []).map((s) => seatName(ctx, s)).join(", ")}` : "Nobody won"} (${words(outcome.reason)})` : undefined],
     ]),
   );
+}
+
+/** The final scores as the game's result ranks them (ctx.result: only on the final state),
+ * with the tie-breakers' figures (Game End: most colonies on the map, then most resources). */
+function finalScores(result, ctx) {
+  const bySeat = new Map(result.scores.map((s) => [s.seat, s]));
+  const rows = result.ranking.flat().map((seat) => ({ seat, total: bySeat.get(seat).total, parts: bySeat.get(seat).breakdown }));
+  const ties = result.ranking.flat().map((seat) => {
+    const s = bySeat.get(seat);
+    return `${seatName(ctx, seat)}: ${s.colonies_on_map} colonies on the map, ${s.resources_left} resources left`;
+  });
+  return section("Final scores", scoreTable(ctx, rows),
+    el("p", { class: "im-small", text: `Ties broken by ${(result.tie_breakers || []).join(", then ")}. ${ties.join("; ")}.` }));
 }
 
 // -- the map ------------------------------------------------------------------------

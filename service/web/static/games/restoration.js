@@ -119,7 +119,9 @@ function developmentBoard(view, ctx) {
 
 function seatArea(player, seat, ctx) {
   const hand = player.hand
-    ? el("div", { class: "row" }, player.hand.map((name) => card({ name: words(name), kind: "manager_card" })))
+    ? el("div", { class: "row" }, player.hand.length
+      ? player.hand.map((name) => card({ name: words(name), kind: "manager_card" }))
+      : el("span", { class: "muted", text: "none" }))
     : faceDown(player.hand_size, "Manager cards in hand");
   return seatPanel(ctx, seat,
     kv([
