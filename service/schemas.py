@@ -27,6 +27,12 @@ class ProblemSchema(Schema):
     errors = fields.Dict(metadata={"description": "Invalid fields and what is wrong with each"})
     current_version = fields.Integer(metadata={"description": "With version_conflict"})
     step = fields.String(metadata={"description": "With awaiting_system_step: the pending step"})
+    maximum = fields.Float(
+        metadata={
+            "description": "With a cap's code (limit_too_large, too_many_steps,"
+            " budget_too_large): the largest value allowed"
+        }
+    )
 
 
 class HealthSchema(Schema):
