@@ -128,3 +128,26 @@ def browser() -> Iterator[Any]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def contexts(browser: Any) -> Any:
+    """``new()`` opens a page in a fresh browser context with axe-core loaded; each page's
+    script errors are collected in ``page.errors``. Every context is closed afterwards."""
+    from tests.e2e.test_web_accessibility import AXE
+
+    made: list[Any] = []
+
+    def new() -> Any:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.add_init_script(path=str(AXE))
+        made.append(context)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.errors = errors  # type: ignore[attr-defined]
+        return page
+
+    yield new
+    for context in made:
+        context.close()

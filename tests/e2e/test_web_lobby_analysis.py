@@ -13,11 +13,10 @@ import json
 import time
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import WebServer
-from tests.e2e.test_web_accessibility import AXE, violations
+from tests.e2e.test_web_accessibility import violations
 from tests.e2e.test_web_replay import open_game, scrub
 
 WAIT_MS = 20_000
@@ -27,25 +26,6 @@ PLAYOUTS = 40
 #: positions tried (from the middle of the game on) for one with more than one candidate;
 #: few, as POST .analyses is rate-limited per address (MEEPLE_RATE_LIMIT_ANALYSES: 10 a minute)
 MAX_TRIES = 6
-
-
-@pytest.fixture
-def contexts(browser: Any) -> Any:
-    made: list[Any] = []
-
-    def new() -> Any:
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.add_init_script(path=str(AXE))
-        made.append(context)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.errors = errors  # type: ignore[attr-defined]
-        return page
-
-    yield new
-    for context in made:
-        context.close()
 
 
 def bot_actions(server: WebServer, game_id: str) -> list[dict[str, Any]]:

@@ -22,36 +22,16 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import WebServer
-from tests.e2e.test_web_accessibility import AXE, violations
+from tests.e2e.test_web_accessibility import violations
 
 WAIT_MS = 20_000
 #: moves the test plays at most while waiting for the bot to move twice
 MAX_MOVES = 40
 #: an analysis far longer than the test needs to cancel it (the API's MEEPLE_ANALYSIS_MAX_PLAYOUTS)
 LONG_ANALYSIS = 5000
-
-
-@pytest.fixture
-def contexts(browser: Any) -> Any:
-    made: list[Any] = []
-
-    def new() -> Page:
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.add_init_script(path=str(AXE))
-        made.append(context)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.errors = errors  # type: ignore[attr-defined]
-        return page
-
-    yield new
-    for context in made:
-        context.close()
 
 
 def call(
