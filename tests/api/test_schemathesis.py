@@ -93,3 +93,15 @@ def test_every_operation_answers_as_openapi_yaml_says(app: Flask, method: str, p
             )
 
     answers_as_documented()
+
+
+def test_each_stream_message_matches_its_documented_schema(app: Flask) -> None:
+    # schemathesis reads a text/event-stream answer message by message and checks each
+    # against the operation's schema: a stream that sends the game's events must pass.
+    game = new_game(app.test_client())
+    schema = schemathesis.openapi.from_wsgi("/openapi.yaml", app)
+    case = schema["/games/{game_id}/stream"]["GET"].Case(
+        path_parameters={"game_id": game["id"]}, query={"after": 0}
+    )
+    response = case.call_and_validate(checks=CHECKS)
+    assert b"\ndata: {" in response.content

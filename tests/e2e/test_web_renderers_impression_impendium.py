@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import mimetypes
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from flask.testing import FlaskClient
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 from projections.fold import Game
 from projections.ruleset import get_ruleset
@@ -35,7 +33,6 @@ from service.config import load_config
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "service" / "web" / "static" / "games"
 SCREENSHOTS = ROOT / "var" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
 ORIGIN = "http://meeple.test"
 
 #: The rules of the shell's stylesheet (service/web/static/app.css on the web app's branch)
@@ -99,18 +96,6 @@ window.ready = true;
 """
 
 
-def _ensure_chromium() -> str:
-    """Debian's chromium, installed with apt-get when missing (the browser is never
-    downloaded by Playwright)."""
-    if not Path(CHROMIUM).exists():
-        installed = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=False)
-        if installed.returncode != 0:  # a fresh machine's package lists may be empty
-            subprocess.run(["apt-get", "update", "-qq"], check=True)
-            subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True)
-    assert shutil.which(CHROMIUM), "chromium is not installed at /usr/bin/chromium"
-    return CHROMIUM
-
-
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
     folder = tmp_path_factory.mktemp("api")
@@ -118,16 +103,6 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
     services: Services = bootstrap(config)
     yield create_app(services=services).test_client()
     services.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=_ensure_chromium(), args=["--no-sandbox"]
-        )
-        yield launched
-        launched.close()
 
 
 def _serve(api: FlaskClient, ruleset: str) -> Any:
