@@ -296,6 +296,10 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
         expect(page.locator(".score-chart .legend-item")).to_have_text(legend)
         final = page.locator(".table").get_by_role("table", name="Final scores")
         expect(final).to_be_visible()
+        # One heading says so on screen (the table's caption is for screen readers).
+        titles = page.locator(".table").get_by_text(re.compile(r"^Final scor(es|ing)$"))
+        shown = "all => all.filter((e) => e.getBoundingClientRect().width > 1).length"
+        assert titles.evaluate_all(shown) == 1
         for seat, name in enumerate(PLAYERS):
             row = final.locator("tbody tr", has=page.locator("th", has_text=name))
             expect(row.locator("td.total")).to_have_text(str(totals[seat]))

@@ -193,7 +193,7 @@ export function scoreTable(ctx, rows) {
   return el(
     "table",
     { class: "score-table" },
-    el("caption", { text: "Final scores" }),
+    el("caption", { class: "visually-hidden", text: "Final scores" }),
     el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Rank" }), el("th", { scope: "col", text: "Player" }),
       names.map((n) => el("th", { scope: "col", text: words(n) })), el("th", { scope: "col", text: "Total" }))),
     el("tbody", {}, rows.map((row, i) => el("tr", { class: seatColor(row.seat) },
