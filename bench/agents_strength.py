@@ -16,9 +16,10 @@ What a line measures (docs/analysis.md, "Tournaments and strength"):
   actions, after which the game is valued by the game's evaluation (the leader wins). The
   cap is needed because a round may last for ever under the rules: a seat whose rivals have
   passed may keep taking turns that offer a trade the rival declines (a trade offer counts as
-  something done, docs/rules/impendium.md, "Ending a turn"), and the greedy agent does just
-  that whenever passing looks worse to it one ply ahead. The bracket counts the games the cap
-  cut short; such a game is decided by the evaluation, not by the rules.
+  something done, docs/rules/impendium.md, "Ending a turn"); the greedy agent did just that
+  whenever passing looked worse to it one ply ahead, until Impendium's evaluation counted
+  the round's income (docs/analysis.md), and the cap stays as a guard. The bracket counts
+  the games the cap cut short; such a game is decided by the evaluation, not by the rules.
 
     python -m bench.agents_strength [--games 100] [--playouts 50] [--jobs N] [--game gutenberg ...]
 """
