@@ -99,5 +99,6 @@ def test_greedy_alone_in_a_round_ends_it_rather_than_trade_for_ever() -> None:
     ],
 )
 def test_a_bots_only_game_ends_by_its_round_limit(seats) -> None:  # type: ignore[no-untyped-def]
-    played = play_out(IMPENDIUM, seats(), "bots-only", {"round_limit": 3}, max_steps=300)
+    # With points and resources alone valued, both stalled in this game: cut at 300.
+    played = play_out(IMPENDIUM, seats(), "bots-only:5", {"round_limit": 3}, max_steps=300)
     assert played.finished, f"cut after {played.steps} seat actions"
