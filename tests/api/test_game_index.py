@@ -11,8 +11,8 @@ import pytest
 from redis.connection import AbstractConnection
 
 from events.envelope import Envelope, NewEvent
-from events.store import FeedPage
 from events.sqlite_store import SQLiteEventStore
+from events.store import FeedPage
 from projections.fold import Folder, decide_action, game_created_event
 from projections.readmodels.game_index import GameIndex, GameRow, SQLiteGameIndex
 from projections.readmodels.redis_game_index import RedisGameIndex
