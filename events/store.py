@@ -88,7 +88,8 @@ class EventStore(ABC):
     @abstractmethod
     def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
         """Events of every game after ``position`` (None = from the start): each at least once,
-        in seq order within a game. ``position`` is opaque; pass back the returned one."""
+        in seq order within a game. ``position`` is opaque; pass back the returned one. A page
+        of fewer than ``limit`` events ends the feed as it stood when it was read."""
 
     @abstractmethod
     def game_ids(self) -> list[str]:

@@ -14,7 +14,6 @@ import logging
 from typing import Any
 
 from flask import Flask, Response
-from flask_limiter import RateLimitExceeded
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -23,6 +22,7 @@ from projections.fold import ReplayError, RulesVersionMismatch
 from projections.ruleset import IllegalAction
 from service.auth import AuthError
 from service.commands import AwaitingSystemStep, CommandError, GameNotFound
+from service.limits import RateLimited
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
@@ -218,13 +218,12 @@ def register_error_handlers(app: Flask) -> None:
             errors=error.messages,
         )
 
-    @app.errorhandler(RateLimitExceeded)
-    def rate_limited(error: RateLimitExceeded) -> Response:
-        # Retry-After and the X-RateLimit-* headers are added by Flask-Limiter after this.
+    @app.errorhandler(RateLimited)
+    def rate_limited(error: RateLimited) -> Response:
+        # Retry-After and the X-RateLimit-* headers are added by service.limits after this.
         status, title = PROBLEMS["rate_limited"]
         detail = (
-            f"{error.description}: at most {error.limit.limit}. "
-            "Retry after the seconds in Retry-After."
+            f"{error.description}: at most {error.item}. Retry after the seconds in Retry-After."
         )
         return problem(status, "rate_limited", title, detail)
 

@@ -119,7 +119,7 @@ def _problem_response(status: int, codes: list[str]) -> dict[str, Any]:
     return response
 
 
-#: Flask-Limiter's headers on every response of a rate-limited operation (service.limits).
+#: The headers on every response of a rate-limited operation (service.limits).
 RATE_LIMIT_HEADERS = {
     "X-RateLimit-Limit": "Requests allowed in the window of the limit nearest to being reached",
     "X-RateLimit-Remaining": "Requests left in that window",

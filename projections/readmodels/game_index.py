@@ -154,7 +154,9 @@ class GameIndex(ABC):
 
         Each page costs a fixed number of reads and one write, whatever the number of games
         it touches: the rows are read and saved together, and ``through`` (when given) folds
-        each game on with the page's own events instead of reading the store per game.
+        each game on with the page's own events instead of reading the store per game. A page
+        shorter than ``page_size`` is the feed's end (``EventStore.read_feed``): no read after
+        it (on Redis a feed read asks every game's version, so this halves a catch-up's cost).
         """
         read = 0
         with self._catch_up_lock:
@@ -194,6 +196,8 @@ class GameIndex(ABC):
                         continue
                     rows.append(summarize_game(game, created_at, updated_at))
                 self.save(rows, page.position)
+                if len(page.events) < page_size:
+                    return read
 
 
 class SQLiteGameIndex(GameIndex):

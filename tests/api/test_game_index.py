@@ -12,6 +12,7 @@ from redis.connection import AbstractConnection
 
 from events.envelope import Envelope, NewEvent
 from events.sqlite_store import SQLiteEventStore
+from events.store import FeedPage
 from projections.fold import Folder, decide_action, game_created_event
 from projections.readmodels.game_index import GameIndex, GameRow, SQLiteGameIndex
 from projections.readmodels.redis_game_index import RedisGameIndex
@@ -160,6 +161,26 @@ def test_catching_up_indexes_every_game_of_the_feed_once(index: GameIndex, tmp_p
     assert found is not None
     assert found.players == ["Bob", "Cy"]
     assert found.to_act == [0, 1]
+    store.close()
+
+
+def test_catching_up_reads_the_feed_until_a_short_page(index: GameIndex, tmp_path: Path) -> None:
+    store = SQLiteEventStore(tmp_path / "events.db")
+    folder = Folder(store)
+    for n in range(5):
+        store.append(f"g{n}", [game_created_event(TALLY, ["Ann"], {}, "seed")], 0)
+    pages: list[int] = []
+    original = store.read_feed
+
+    def counted(position: dict | None, limit: int = 500) -> FeedPage:
+        page = original(position, limit)
+        pages.append(len(page.events))
+        return page
+
+    store.read_feed = counted  # type: ignore[method-assign]
+    assert index.catch_up(store, folder.load, page_size=2) == 5
+    assert pages == [2, 2, 1]  # no read after the short page
+    assert len(index.query(limit=10).rows) == 5
     store.close()
 
 

@@ -331,6 +331,22 @@ def test_the_feed_picks_up_events_appended_after_it_was_drained(store: EventStor
     assert {(envelope["game_id"], envelope["seq"]) for envelope in more} >= {("g1", 3), ("g2", 1)}
 
 
+def test_a_feed_page_shorter_than_its_limit_ends_the_feed(store: EventStore) -> None:
+    for game_id, count in (("g1", 3), ("g2", 2), ("g3", 1)):
+        store.append(game_id, steps(1, count), expected_version=0)
+    position = None
+    pages = []
+    while True:
+        page = store.read_feed(position, limit=4)
+        pages.append(len(page.events))
+        position = page.position
+        if len(page.events) < 4:
+            break
+    # Nothing was appended since: the short page was the feed's end (catch-ups stop there).
+    assert sum(pages) == 6 and pages[-1] < 4
+    assert store.read_feed(position, limit=4).events == []
+
+
 def test_the_feed_of_an_empty_store_is_empty(store: EventStore) -> None:
     page = store.read_feed(None)
 
