@@ -113,21 +113,14 @@ def stream(game_id: str) -> Response:
           content:
             text/event-stream:
               schema:
-                type: object
+                type: string
                 description: >
-                  One message of the Server-Sent Events stream (read it with an SSE client,
-                  not as one document): a first ``retry: <ms>`` message, then one message
-                  an event, messages separated by a blank line, each of ``id: <seq>``,
-                  ``event: <the event's type>`` and ``data: <the event as JSON>`` (an
-                  Event, as ``GET /games/{id}/events`` shows it); lines starting with
-                  ``:`` are comments (heartbeats, and a last one when the server ends the
-                  stream).
-                properties:
-                  id: {type: string, pattern: '^[0-9]+$', description: "The event's seq"}
-                  event: {type: string, description: "The event's type"}
-                  data: {type: string, description: "The event as JSON"}
-                  retry: {type: integer, minimum: 0,
-                          description: "Reconnection delay in milliseconds"}
+                  Server-Sent Events (read them with an SSE client, not as one document):
+                  a first ``retry: <ms>`` message, then one message an event, messages
+                  separated by a blank line, each of ``id: <seq>``, ``event: <the event's
+                  type>`` and ``data: <the event as JSON>`` (an Event, as ``GET
+                  /games/{id}/events`` shows it); lines starting with ``:`` are comments
+                  (heartbeats, and a last one when the server ends the stream).
               example: |
                 id: 3
                 event: action
