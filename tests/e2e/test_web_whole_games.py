@@ -329,7 +329,7 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
         page.goto(f"{server.url}/#/games/{game_id}")
         expect(page.locator(".table")).to_have_attribute("data-at", str(version), timeout=WAIT_MS)
         totals = {entry["seat"]: entry["total"] for entry in result["scores"]}
-        legend = [f"{name}: {totals[seat]}" for seat, name in enumerate(PLAYERS)]
+        legend = [f"{player}: {totals[seat]}" for seat, player in enumerate(PLAYERS)]
         expect(page.locator(".score-chart .legend-item")).to_have_text(legend)
         final = page.locator(".table").get_by_role("table", name="Final scores")
         expect(final).to_be_visible()
@@ -337,8 +337,8 @@ def test_a_whole_game_is_played_with_the_page_controls_and_replayed(
         titles = page.locator(".table").get_by_text(re.compile(r"^Final scor(es|ing)$"))
         shown = "all => all.filter((e) => e.getBoundingClientRect().width > 1).length"
         assert titles.evaluate_all(shown) == 1
-        for seat, name in enumerate(PLAYERS):
-            row = final.locator("tbody tr", has=page.locator("th", has_text=name))
+        for seat, player in enumerate(PLAYERS):
+            row = final.locator("tbody tr", has=page.locator("th", has_text=player))
             expect(row.locator("td.total")).to_have_text(str(totals[seat]))
         expect(page.locator(".audit-box .verdict")).to_have_text("✔ The log is sound.")
         expect(page.locator(".audit-box")).to_contain_text("revealed and matching its commitment")
