@@ -6,10 +6,12 @@ scores and the audit's verdict.
 
 The chooser draws an action type in proportion to the number of actions the controls list
 for it (so each listed action is about as likely as in the sim suite's random games, which
-pick among all legal actions), then each parameter at random. Drawing the type uniformly
-instead makes the one-action types (Impendium's ``pass`` and ``end_turn``) so likely that an
-Impendium game at its default options ends only after some 2,000 actions and 160 rounds of
-nobody scoring; drawn by count it ends in 800-1,300 (the sim suite's figure, 700-2,300).
+pick among all legal actions), then each parameter at random. Drawn uniformly, the types
+with one action (Impendium's ``pass`` and ``end_turn``) come up so often that an Impendium
+game at its default options hardly moves: one played that way straight on the rules ended
+after 2,063 actions and 162 rounds, and one in the browser had not ended after 185 rounds.
+Drawn by count, three games on the rules ended in 800-1,300 actions, and the browser's in
+about 2,000.
 
 The game's seed is chosen at creation (with the admin key, which never reaches a browser) and
 the choices are drawn from a seeded generator, so a run plays the same game every time.
@@ -17,11 +19,11 @@ Screenshots of each table at its start, middle and end go to
 var/screenshots/<case>-play-{start,middle,end}.png; the actions and the wall time of each
 game go to var/screenshots/whole-games.jsonl (a record, never a verdict).
 
-``make test`` plays Gutenberg, Impression and Impendium at a round limit of 2; Restoration,
-the longest of those (some 180 actions), and Impendium at its default options (``impendium-
-full``: to 25 victory points and a galaxy of each colour, some 1,000 actions) are played
-where ``MEEPLE_WEB_WHOLE_GAMES=all`` is set, as ``make soak`` does (a comma-separated list
-of cases chooses those instead).
+``make test`` plays Gutenberg, Impression and Impendium at a round limit of 2; Restoration
+(some 180 actions) and Impendium at its default options (``impendium-full``: to its own
+end, 25 victory points or a galaxy of each colour; some 2,000 actions and 20-odd minutes)
+are played where ``MEEPLE_WEB_WHOLE_GAMES=all`` is set, as ``make soak`` does (a
+comma-separated list of cases chooses those instead).
 """
 
 from __future__ import annotations
