@@ -15,7 +15,7 @@ from projections.agents.playout import mover, play, run_system_steps
 from projections.agents.tournament import play_out
 from projections.games.impendium import IMPENDIUM
 from projections.games.impendium.board import FEDERATION, adjacent_positions, coords
-from projections.games.impendium.data import STARS
+from projections.games.impendium.data import HARBINGERS, STARS
 from projections.games.impendium.evaluation import HORIZON, RESOURCE, income
 from projections.games.impendium.state import END_VP
 from tests.unit.impendium.helpers import act, started
@@ -162,7 +162,9 @@ def test_a_harbingers_majority_counts_for_its_reward() -> None:
     rival = 1 - seat
     star = next(pos for pos, entry in sorted(state["board"].items()) if entry["kind"] == "star")
     beside = next(pos for pos in adjacent_positions(star) if pos not in state["board"])
-    state["board"][beside] = {"kind": "harbinger", "card": "H01", "discs": [None] * 4}
+    card = sorted(HARBINGERS)[0]
+    slots = len(HARBINGERS[card]["slots"])
+    state["board"][beside] = {"kind": "harbinger", "card": card, "discs": [None] * slots}
     state["arks"] = [star, star]
     before = evaluate(IMPENDIUM, state)
     act(state, seat, "battle_harbinger", position=beside, slot=0)
