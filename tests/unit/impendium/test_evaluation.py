@@ -219,9 +219,18 @@ def test_the_end_triggered_changes_no_seats_value() -> None:
     assert evaluate(IMPENDIUM, state) == pytest.approx(before)
 
 
-def test_a_greedy_game_at_default_options_ends_by_itself() -> None:
-    """Greedy against greedy, no round limit: before progress counted, both stayed at 0 VP
-    for thousands of seat actions (the cap below is generous)."""
-    played = play_out(IMPENDIUM, [GreedyAgent(), GreedyAgent()], "eval:0", {}, max_steps=1500)
+@pytest.mark.parametrize(
+    ("seats", "seed"),
+    [
+        pytest.param(lambda: [GreedyAgent(), GreedyAgent()], "eval:0", id="greedy-greedy"),
+        pytest.param(
+            lambda: [MctsAgent(Budget(iterations=4)), GreedyAgent()], "eval:1", id="mcts-greedy"
+        ),
+    ],
+)
+def test_a_bots_only_game_at_default_options_ends_by_itself(seats, seed) -> None:  # type: ignore[no-untyped-def]
+    """No round limit: before progress counted, greedy seats stayed at 0 VP for thousands of
+    seat actions (the cap below is generous: these games end in a few hundred)."""
+    played = play_out(IMPENDIUM, seats(), seed, {}, max_steps=1500)
     assert played.finished, f"cut after {played.steps} seat actions"
     assert max(outcome.score for outcome in played.outcomes) >= END_VP
