@@ -39,7 +39,7 @@ bench-peers: $(BIN)/.installed ## beside boardgame.io and eventsourcing, install
 	$(BIN)/python -m bench.peers
 
 soak: $(BIN)/.installed ## thousands of random playouts per game, and a whole game of each in the browser; not part of CI
-	MEEPLE_SOAK_GAMES=2000 MEEPLE_WEB_WHOLE_GAMES=all $(BIN)/python -m pytest tests/sim tests/e2e/test_web_whole_games.py -q -n 2 --timeout 0
+	MEEPLE_SOAK_GAMES=2000 MEEPLE_WEB_WHOLE_GAMES=all $(BIN)/python -m pytest tests/sim tests/e2e/test_web_whole_games.py -q -n 2 --dist worksteal --timeout 0
 
 openapi: $(BIN)/.installed ## regenerate openapi.yaml from the marshmallow schemas
 	$(BIN)/meeple openapi > openapi.yaml
