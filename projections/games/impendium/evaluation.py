@@ -128,8 +128,8 @@ def colony_income(state: State) -> list[tuple[int, int]]:
 def ark_income(state: State) -> list[int]:
     """Resources each seat's Ark yields at a generation: its star's top row."""
     found = []
-    for ark in state["arks"]:
-        entry = query.entry_at(state, ark if isinstance(ark, str) else None)
+    for seat in range(query.seat_count(state)):
+        entry = query.entry_at(state, query.ark_cell(state, seat))
         if entry is not None and entry["kind"] == "star":
             found.append(sum(STARS[entry["card"]]["production"].values()))
         else:
