@@ -16,6 +16,9 @@ const TIMELINE_PAGE = 1000;
 const ACTION_PAGE = 1000;
 const MAX_ACTION_PAGES = 20; // a bounded read: 20,000 actions is far beyond any game's list
 const MAX_UNDO_STEPS = 100; // MEEPLE_MAX_UNDO_STEPS's default; more is refused, not cut short
+// The audit folds the whole log again on the server: while events keep coming, a page asks
+// for it at most once in this many milliseconds (a finished game's, at once).
+const AUDIT_INTERVAL_MS = 5000;
 const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from", "seat_changed"];
 
 export function showGame(main, gameId) {
@@ -46,6 +49,10 @@ class GamePage {
     this.rotated = null; // {seat, token} after "New token": its link is shown once
     this.refusedNote = null; // why this tab's seat token was dropped, once the API refused it
     this.onKey = (event) => this.key(event);
+    this.auditing = false; // an audit request is out
+    this.auditAgain = false; // events came while it was out
+    this.auditTimer = null; // the next audit, due when AUDIT_INTERVAL_MS has passed
+    this.auditedAt = 0;
   }
 
   // -- building the page ---------------------------------------------------------------
@@ -79,6 +86,7 @@ class GamePage {
     this.stopped = true;
     document.removeEventListener("keydown", this.onKey);
     if (this.stream) this.stream.close();
+    clearTimeout(this.auditTimer);
     if (this.analysis) this.analysis.stop();
   }
 
@@ -240,7 +248,7 @@ class GamePage {
     } else {
       this.drawReplay();
     }
-    if (!first) this.loadAudit();
+    if (!first) this.auditSoon();
     this.drawStatus();
     this.drawSeats();
     this.drawViewer();
@@ -594,7 +602,28 @@ class GamePage {
     this.analysis.update();
   }
 
+  /** Check the log again after new events: at once when the last check is
+   * AUDIT_INTERVAL_MS old, else when it is (the events meanwhile share that check); one
+   * request at a time. A finished game is checked at once, so its seed is shown checked. */
+  auditSoon() {
+    if (this.stopped) return;
+    if (this.auditing) {
+      this.auditAgain = true;
+      return;
+    }
+    const finished = this.summary.status.finished;
+    if (this.auditTimer !== null && !finished) return; // one is due already
+    clearTimeout(this.auditTimer);
+    const wait = finished ? 0 : Math.max(0, this.auditedAt + AUDIT_INTERVAL_MS - Date.now());
+    this.auditTimer = setTimeout(() => {
+      this.auditTimer = null;
+      if (!this.stopped) this.loadAudit();
+    }, wait);
+  }
+
   async loadAudit() {
+    this.auditing = true;
+    this.auditedAt = Date.now();
     try {
       const audit = await api(`${this.path}/audit`, { token: this.token });
       const lines = [
@@ -608,6 +637,12 @@ class GamePage {
         el("dl", { class: "kv" }, lines.map(([term, text]) => [el("dt", { text: term }), el("dd", { text })]).flat()));
     } catch (error) {
       fill(this.auditBox, el("p", { class: "error", text: problemText(error) }));
+    } finally {
+      this.auditing = false;
+      if (this.auditAgain) {
+        this.auditAgain = false;
+        this.auditSoon();
+      }
     }
   }
 
