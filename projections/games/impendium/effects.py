@@ -302,16 +302,12 @@ def destroy_weakest_neighbour(state: State, position: str) -> None:
 def defeat_harbinger(state: State, position: str) -> None:
     """Majority gets the card's VP (tied players 2 each); every disc scores 1; discs return."""
     entry = state["board"][position]
-    counts: dict[int, int] = {}
-    for disc in entry["discs"]:
-        counts[disc] = counts.get(disc, 0) + 1
-    best = max(counts.values())
-    leaders = sorted(seat for seat, count in counts.items() if count == best)
-    reward = HARBINGERS[entry["card"]]["vp"] if len(leaders) == 1 else 2
-    for seat in leaders:
-        gain_vp(state, seat, reward, "harbinger_majority")
-    for seat, count in sorted(counts.items()):
-        gain_vp(state, seat, count, "harbinger_discs")
+    points = sorted(query.harbinger_points(entry).items())
+    for seat, (majority, _discs) in points:
+        if majority:
+            gain_vp(state, seat, majority, "harbinger_majority")
+    for seat, (_majority, discs) in points:
+        gain_vp(state, seat, discs, "harbinger_discs")
     del state["board"][position]
     components.discard(state["decks"]["harbingers"], [entry["card"]])
 

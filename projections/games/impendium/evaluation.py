@@ -47,7 +47,7 @@ import math
 from projections import components
 from projections.games.impendium import board as grid
 from projections.games.impendium import state as query
-from projections.games.impendium.data import HARBINGERS, RULERS, STARS
+from projections.games.impendium.data import RULERS, STARS
 from projections.ruleset import State
 
 #: Points a resource on hand (or due at a generation counted) is worth to an agent (not to
@@ -156,18 +156,10 @@ def pledged(state: State) -> list[float]:
     for entry in state["board"].values():
         if entry["kind"] != "harbinger":
             continue
-        counts: dict[int, int] = {}
-        for disc in entry["discs"]:
-            if disc is not None:
-                counts[disc] = counts.get(disc, 0) + 1
-        if not counts:
-            continue
-        share = _share(sum(counts.values()), len(entry["discs"]))
-        best = max(counts.values())
-        leaders = [seat for seat, count in counts.items() if count == best]
-        reward = HARBINGERS[entry["card"]]["vp"] if len(leaders) == 1 else 2
-        for seat, count in counts.items():
-            points[seat] += share * (count + (reward if seat in leaders else 0))
+        scored = query.harbinger_points(entry)
+        share = _share(sum(discs for _majority, discs in scored.values()), len(entry["discs"]))
+        for seat, (majority, discs) in scored.items():
+            points[seat] += share * (majority + discs)
     return points
 
 

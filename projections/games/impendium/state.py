@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from projections.games.impendium import board as grid
-from projections.games.impendium.data import COLOURS, RESOURCES, STARS
+from projections.games.impendium.data import COLOURS, HARBINGERS, RESOURCES, STARS
 
 State = dict[str, Any]
 
@@ -192,6 +192,22 @@ def majority(counts: dict[int, int]) -> int | None:
     best = max(counts.values())
     leaders = [seat for seat, count in counts.items() if count == best]
     return leaders[0] if best > 0 and len(leaders) == 1 else None
+
+
+def harbinger_points(entry: dict[str, Any]) -> dict[int, tuple[int, int]]:
+    """What each seat with discs on a harbinger scores when it is defeated: its majority
+    reward (the card's VP to a single leader, 2 VP to each tied leader, 0 to the others)
+    and 1 VP a disc (Battle a Harbinger). Empty slots count for nobody."""
+    counts: dict[int, int] = {}
+    for disc in entry["discs"]:
+        if disc is not None:
+            counts[disc] = counts.get(disc, 0) + 1
+    if not counts:
+        return {}
+    best = max(counts.values())
+    leaders = [seat for seat, count in counts.items() if count == best]
+    reward = HARBINGERS[entry["card"]]["vp"] if len(leaders) == 1 else 2
+    return {seat: (reward if seat in leaders else 0, count) for seat, count in counts.items()}
 
 
 def harbinger_neighbours(state: State, position: str) -> list[str]:
