@@ -173,17 +173,7 @@ class RateLimits:
             return
         if self._storage_dead:
             self._try_backend()
-        try:
-            self._count(checks, token)
-        except RateLimited:
-            raise
-        except Exception:
-            if self._storage_dead:
-                log.exception("rate limits: could not count a request; not limited")
-                return
-            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
-            self._storage_dead = True
-            self._count(checks, token)
+        self._counting("count a request; not limited", lambda: self._count(checks, token))
 
     def _count(self, checks: tuple[Check, ...], token: str | None) -> None:
         limiter = self.limiter
@@ -227,16 +217,24 @@ class RateLimits:
         counted: Counted | None = request.environ.get(COUNTED)
         if counted is None:
             return response
+        self._counting("add the headers", lambda: self._add_headers(response, *counted))
+        return response
+
+    def _counting(self, what: str, run: Callable[[], None]) -> None:
+        """``run`` on the store; when the store fails, once more on the in-memory fallback
+        (from then on until the store is back, logged); when that fails too, log and let
+        the request through."""
         try:
-            self._add_headers(response, *counted)
+            run()
+        except RateLimited:
+            raise
         except Exception:
             if self._storage_dead:
-                log.exception("rate limits: could not add the headers")
-            else:
-                log.warning("Rate limit storage unreachable - falling back to in-memory storage")
-                self._storage_dead = True
-                self._add_headers(response, *counted)
-        return response
+                log.exception("rate limits: could not %s", what)
+                return
+            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
+            self._storage_dead = True
+            run()
 
     def _add_headers(self, response: Response, item: RateLimitItem, key: tuple[str, ...]) -> None:
         reset, remaining = self.limiter.get_window_stats(item, *key)
