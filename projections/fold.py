@@ -713,22 +713,29 @@ class Folder:
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._lock = threading.Lock()
 
-    def load(self, game_id: str, at: int | None = None) -> Game:
-        """The game after event ``at`` (default: its latest). The caller owns the copy."""
+    def load(self, game_id: str, at: int | None = None, *, shared: bool = False) -> Game:
+        """The game after event ``at`` (default: its latest). The caller owns the copy;
+        with ``shared``, its state may be the cache's (``Game.share``), for a caller that
+        only reads the game or replaces its state, as deciding and appending do: one deep
+        copy of the state fewer, or two when the cached game is already the latest."""
         with self._lock:
             cached = self._cache.get(game_id)
         if cached is not None and (at is None or cached.version <= at):
             # A version at or after the cached one (the one just appended, say) folds on
             # from the cache rather than from a snapshot.
-            game = cached.copy()
-            self._catch_up(game, at)
+            following = self._following(game_id, cached.version, at)
+            if following:
+                game = cached.copy()
+                self._fold_on(game, following)
+            else:
+                game = cached
             self._remember(game)
-            return game.copy()
+            return game.share() if shared else game.copy()
         game = self._from_nearest_snapshot(game_id, at)
         self._catch_up(game, at)
         if at is None:
             self._remember(game)
-            return game.copy()
+            return game.share() if shared else game.copy()
         return game
 
     def load_through(self, game_id: str, envelopes: list[Envelope]) -> Game:
@@ -812,11 +819,19 @@ class Folder:
         return start(first[0], lambda seq: self._fetch(game_id, seq))
 
     def _catch_up(self, game: Game, at: int | None) -> None:
-        game_id = game.meta["game_id"]
-        remaining = None if at is None else at - game.version
+        self._fold_on(game, self._following(game.meta["game_id"], game.version, at))
+
+    def _following(self, game_id: str, version: int, at: int | None) -> list[Envelope]:
+        """The stored events after ``version``, up to ``at`` (default: all)."""
+        remaining = None if at is None else at - version
         if remaining is not None and remaining <= 0:
-            return
-        for envelope in self.store.read(game_id, after=game.version, limit=remaining):
+            return []
+        return list(self.store.read(game_id, after=version, limit=remaining))
+
+    def _fold_on(self, game: Game, envelopes: list[Envelope]) -> None:
+        """Fold ``envelopes`` (the events right after the game's version) into ``game``."""
+        game_id = game.meta["game_id"]
+        for envelope in envelopes:
             advance(
                 game,
                 envelope,

@@ -111,12 +111,15 @@ class ActResult:
 # -- reading -------------------------------------------------------------------------
 
 
-def load_game(services: Services, game_id: str, at: int | None = None) -> Game:
-    """The game (a copy the caller owns) from the cache or the nearest snapshot."""
+def load_game(
+    services: Services, game_id: str, at: int | None = None, *, shared: bool = False
+) -> Game:
+    """The game (a copy the caller owns) from the cache or the nearest snapshot; with
+    ``shared``, a copy whose state the caller may only read or replace (``Folder.load``)."""
     if not GAME_ID.match(game_id):
         raise GameNotFound(game_id)
     try:
-        return services.folder.load(game_id, at=at)
+        return services.folder.load(game_id, at=at, shared=shared)
     except KeyError:
         raise GameNotFound(game_id) from None
 
@@ -135,7 +138,7 @@ def load_for_action(services: Services, game_id: str) -> tuple[Game, bool]:
     cached = services.folder.cached(game_id)
     if cached is not None and streams is not None and streams.is_current(game_id, cached.version):
         return cached, False
-    return load_game(services, game_id), True
+    return load_game(services, game_id, shared=True), True
 
 
 def catch_up(services: Services) -> int:
@@ -301,7 +304,7 @@ def act(
         if attempt == 0 and loaded is not None:
             game = loaded
         else:
-            game, checked = load_game(services, game_id), True
+            game, checked = load_game(services, game_id, shared=True), True
         try:
             try:
                 event, new_state = _decide_at(game, seat, action, expected_version)
@@ -311,7 +314,7 @@ def act(
                 # The cache may be behind (an append announced too late): ask the store.
                 # (Not for a pending automatic step: at worst the seat is asked to come back
                 # a moment later, and a 409 is not worth a read.)
-                game, checked = load_game(services, game_id), True
+                game, checked = load_game(services, game_id, shared=True), True
                 event, new_state = _decide_at(game, seat, action, expected_version)
         except (IllegalAction, AwaitingSystemStep, ConcurrencyConflict):
             earlier = _earlier_result(services, game_id, seat, key, action)
@@ -435,7 +438,7 @@ def act_waiting(
                 if remaining <= 0 or watcher.ending:
                     return Waited(result, applied=True, settled=False)
                 if watcher.wait(remaining):
-                    game = load_game(services, game_id)
+                    game = load_game(services, game_id, shared=True)
             return Waited(ActResult(result.seq, game, result.replayed), True, True)
         finally:
             watcher.close()

@@ -224,7 +224,8 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
     """Append the automatic step due after event ``version``, once; then chain the next one."""
     state: JobState = services.jobs.state
     try:
-        game: Game = services.folder.load(game_id)
+        # Shared: the step is decided on a copy and the append replaces the state.
+        game: Game = services.folder.load(game_id, shared=True)
     except KeyError:
         state.clear_due(game_id, version)
         return StepOutcome(False, 0, "no_game")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from events.envelope import NewEvent
+from events.sqlite_store import SQLiteEventStore
 from projections.fold import (
+    Folder,
     ReplayError,
     RulesVersionMismatch,
+    copy_state,
     decide_action,
     decide_system,
     fold,
@@ -129,3 +134,37 @@ def test_a_random_game_replays_to_the_identical_state() -> None:
     game, log = play_random(TALLY, ["A", "B", "C"], seed="replay")
     assert fold(log.envelopes).state == game.state
     assert fold(log.envelopes, upto=10).version == 10
+
+
+def test_a_shared_load_copies_only_to_fold_on_and_never_changes_a_state_handed_out(
+    tmp_path: Path,
+) -> None:
+    """``Folder.load(shared=True)`` hands out the cache's state while it is the latest, and
+    folds later events on a copy, so whoever holds an earlier share keeps its state as it
+    was; an owned load (the default) is a copy the caller may change."""
+    store = SQLiteEventStore(tmp_path / "events.db")
+    created = game_created_event(TALLY, ["Ann", "Bob"], {}, seed="fold-seed")
+    log = list(store.append("g1", [created], expected_version=0).envelopes)
+
+    def another_process_bids(seat: int, amount: int) -> None:
+        event, _ = decide_action(fold(log), seat, {"type": "bid", "amount": amount})
+        log.extend(store.append("g1", [event], expected_version=len(log)).envelopes)
+
+    another_process_bids(0, 3)
+    folder = Folder(store)
+    first = folder.load("g1", shared=True)
+    assert first.state is folder.cached("g1").state  # the latest: nothing copied
+    assert first.version == 2 and first.state == fold(log).state
+    held = copy_state(first.state)
+
+    another_process_bids(1, 2)
+    second = folder.load("g1", shared=True)
+    assert second.version == 3 and second.state == fold(log).state
+    assert first.state == held and first.version == 2  # folded on a copy
+    assert second.state is folder.cached("g1").state
+
+    owned = folder.load("g1")
+    assert owned.state is not folder.cached("g1").state
+    owned.state["bids"] = "changed by its owner"
+    assert folder.load("g1", shared=True).state == fold(log).state
+    store.close()
