@@ -38,8 +38,11 @@ bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a g
 bench-peers: $(BIN)/.installed ## beside boardgame.io and eventsourcing, installed into a throwaway folder; not part of CI
 	$(BIN)/python -m bench.peers
 
+#: random games per player count and ruleset in `make soak` (CI plays 50): `make soak SOAK_GAMES=2000` goes twice as deep
+SOAK_GAMES ?= 1000
+
 soak: $(BIN)/.installed ## thousands of random playouts per game, and a whole game of each in the browser; not part of CI
-	MEEPLE_SOAK_GAMES=2000 MEEPLE_WEB_WHOLE_GAMES=all $(BIN)/python -m pytest tests/sim tests/e2e/test_web_whole_games.py -q -n 2 --dist worksteal --timeout 0
+	MEEPLE_SOAK_GAMES=$(SOAK_GAMES) MEEPLE_WEB_WHOLE_GAMES=all $(BIN)/python -m pytest tests/sim tests/e2e/test_web_whole_games.py -q -n 2 --dist worksteal --timeout 0
 
 openapi: $(BIN)/.installed ## regenerate openapi.yaml from the marshmallow schemas
 	$(BIN)/meeple openapi > openapi.yaml

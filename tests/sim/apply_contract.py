@@ -23,7 +23,7 @@ any other exception fails with the action shown. An accepted mutant in which a v
 its JSON type (bool, int, float, str, list or dict for another; None aside) fails, and after
 an accepted action the state must still round-trip through JSON exactly, types included.
 
-The depth scales with ``MEEPLE_SOAK_GAMES`` (50 in CI, 2000 in ``make soak``) like
+The depth scales with ``MEEPLE_SOAK_GAMES`` (50 in CI, 1000 in ``make soak``) like
 ``conformance.py``; hypothesis runs derandomized, so CI is reproducible.
 """
 
