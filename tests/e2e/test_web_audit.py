@@ -14,6 +14,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import WebServer
+from tests.e2e.test_web_play import seen_up_to
 from tests.e2e.test_web_seat_controls import call
 
 WAIT_MS = 20_000
@@ -72,11 +73,7 @@ def test_a_page_audits_a_game_in_play_at_most_once_an_interval_and_catches_up(
 
         for _ in range(MOVES):
             version = play_one(web_server, game_id, tokens)
-            page.wait_for_function(
-                "v => Number(document.querySelector('#scrubber')?.max) >= v",
-                arg=version,
-                timeout=WAIT_MS,
-            )
+            seen_up_to(page, version)
         # Every move reached the page, and none asked for the audit: the first check is
         # younger than the interval. The box still shows that check.
         assert len(audits) == 1, audits
@@ -91,11 +88,7 @@ def test_a_page_audits_a_game_in_play_at_most_once_an_interval_and_catches_up(
 
         # One more move, an interval after the last check: audited once more, no sooner.
         version = play_one(web_server, game_id, tokens)
-        page.wait_for_function(
-            "v => Number(document.querySelector('#scrubber')?.max) >= v",
-            arg=version,
-            timeout=WAIT_MS,
-        )
+        seen_up_to(page, version)
         assert len(audits) == 2, audits
         page.clock.run_for(AUDIT_INTERVAL_MS)
         expect(box).to_contain_text(f"the hash chain of {version} events holds", timeout=WAIT_MS)
