@@ -46,7 +46,7 @@ def play_one(server: WebServer, game_id: str, tokens: list[str]) -> int:
 
 
 def test_a_page_audits_a_game_in_play_at_most_once_an_interval_and_catches_up(
-    web_server: WebServer, browser: Any
+    web_server: WebServer, browser: Any, screenshots: Any
 ) -> None:
     status, created = call(
         web_server, "/games", {"ruleset": "gutenberg", "players": ["Ann", "Bob"]}
@@ -93,6 +93,9 @@ def test_a_page_audits_a_game_in_play_at_most_once_an_interval_and_catches_up(
         page.clock.run_for(AUDIT_INTERVAL_MS)
         expect(box).to_contain_text(f"the hash chain of {version} events holds", timeout=WAIT_MS)
         assert len(audits) == 3, audits
+        page.get_by_role("region", name="Audit").screenshot(
+            path=str(screenshots / "audit-in-play.png")
+        )
         assert errors == []
     finally:
         context.close()
