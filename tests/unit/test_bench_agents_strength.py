@@ -25,6 +25,16 @@ def test_a_line_gives_the_win_rate_its_interval_and_its_seconds(
         assert "(95% CI " in line and line.endswith(" s]") and "cut" not in line
 
 
+def test_opponent_chooses_the_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--game", "impression", "--opponent", "greedy", "--games", "1", "--playouts", "1"]
+    assert agents_strength.main([*argv, "--jobs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:4] for line in lines[1:]] == [["impression", "mcts", "vs", "greedy"]]
+    with pytest.raises(SystemExit) as stopped:
+        agents_strength.main(["--opponent", "mcts"])
+    assert stopped.value.code == 2
+
+
 def test_games_a_bound_cut_short_are_counted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
