@@ -1,11 +1,16 @@
 """JSON as the service reads it from clients: strict, bounded, and never recursing on their
-behalf.
+behalf; and as it writes its answers: fast.
 
 Python's ``json`` accepts things a hostile body uses: nesting ~1,000 deep overflows its
 recursive parser (``RecursionError``, once a 500), a repeated key silently keeps the last
 value (so two readers of one body may disagree), and ``NaN``, ``Infinity`` and ``1e999`` are
 not JSON at all. ``StrictJSONProvider`` is the app's JSON provider (``app.json``); every
 request body goes through its ``loads``, which raises ``MalformedJson`` naming why.
+
+Every answer's body goes through its ``response``, which writes with orjson (compiled: an
+action's answer carries the seat's whole view, and the standard encoder spent some 7% of an
+API process on it). The bytes differ from the standard encoder's only where JSON allows it
+(non-ASCII characters are written as UTF-8 rather than escaped); keys stay sorted.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import math
 import re
 from typing import Any
 
+import orjson
+from flask import Response
 from flask.json.provider import DefaultJSONProvider
 
 #: How deep objects and arrays may nest in a request body unless configured otherwise.
@@ -55,13 +62,37 @@ def loads_strict(data: str | bytes | bytearray, max_depth: int = DEFAULT_MAX_DEP
     return value
 
 
+#: Keys sorted as the standard provider sorts them; dates and dataclasses handed to Flask's
+#: own conversion (``DefaultJSONProvider.default``: a date as an HTTP date), so an answer means
+#: what it meant before.
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_APPEND_NEWLINE
+)
+
+
 class StrictJSONProvider(DefaultJSONProvider):
-    """Flask's JSON provider, reading with ``loads_strict`` (writing is unchanged)."""
+    """Flask's JSON provider, reading with ``loads_strict`` and writing answers with orjson."""
 
     max_depth: int = DEFAULT_MAX_DEPTH
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         return loads_strict(s, self.max_depth)
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        if (self.compact is None and self._app.debug) or self.compact is False:
+            return super().response(*args, **kwargs)  # indented, for a person reading
+        value = self._prepare_response_obj(args, kwargs)
+        try:
+            body = orjson.dumps(value, default=self.default, option=_ORJSON_OPTIONS)
+        except (orjson.JSONEncodeError, TypeError):
+            # What orjson refuses and the standard encoder writes (an integer past 64 bits):
+            # the standard way, as before.
+            return super().response(*args, **kwargs)
+        return self._app.response_class(body, mimetype=self.mimetype)
 
 
 def _text(data: str | bytes | bytearray) -> str:

@@ -1,0 +1,99 @@
+"""Answers are written by orjson (service.json_input): the same JSON as Flask's standard
+provider writes, keys sorted, in less time."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from typing import Any
+
+from flask import Flask, jsonify
+from flask.json.provider import DefaultJSONProvider
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.json_input import StrictJSONProvider
+
+#: What views, statuses and problems are made of: JSON values with string keys.
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def app_with(provider: type[DefaultJSONProvider]) -> Flask:
+    app = Flask(__name__)
+    app.json = provider(app)
+    return app
+
+
+def answer(app: Flask, *args: Any, **kwargs: Any) -> bytes:
+    with app.app_context():
+        return bytes(jsonify(*args, **kwargs).get_data())
+
+
+OURS = app_with(StrictJSONProvider)
+STANDARD = app_with(DefaultJSONProvider)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_an_answer_is_the_json_the_standard_provider_writes(value: Any) -> None:
+    ours = answer(OURS, value)
+    assert json.loads(ours) == json.loads(answer(STANDARD, value))
+    assert ours.endswith(b"\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(), st.integers(), max_size=8))
+def test_keys_are_written_in_the_standard_order(value: dict[str, int]) -> None:
+    keys = list(json.loads(answer(OURS, value), object_pairs_hook=lambda pairs: pairs))
+    assert [key for key, _ in keys] == sorted(value)
+
+
+def test_non_ascii_is_written_as_utf8_text() -> None:
+    body = answer(OURS, {"name": "Zoë ♜"})
+    assert "Zoë ♜".encode() in body
+    assert json.loads(body) == {"name": "Zoë ♜"}
+
+
+def test_dates_and_dataclasses_mean_what_flask_makes_them() -> None:
+    @dataclasses.dataclass
+    class Row:
+        game_id: str
+        seats: int
+
+    value = {
+        "at": datetime.datetime(2026, 12, 2, 13, 0, tzinfo=datetime.UTC),
+        "row": Row("g1", 3),
+    }
+    ours = json.loads(answer(OURS, value))
+    assert ours == json.loads(answer(STANDARD, value))
+    assert ours["at"] == "Wed, 02 Dec 2026 13:00:00 GMT"
+    assert ours["row"] == {"game_id": "g1", "seats": 3}
+
+
+def test_what_orjson_refuses_is_written_the_standard_way() -> None:
+    huge = {"count": 2**70, "text": "é"}
+    body = answer(OURS, huge)
+    assert json.loads(body) == huge
+    assert body == answer(STANDARD, huge)
+
+
+def test_keyword_arguments_and_several_values_as_flask_takes_them() -> None:
+    assert json.loads(answer(OURS, seq=3, version=4)) == {"seq": 3, "version": 4}
+    assert json.loads(answer(OURS, 1, "two")) == [1, "two"]
+
+
+def test_in_debug_mode_an_answer_is_indented_for_a_person() -> None:
+    app = app_with(StrictJSONProvider)
+    app.debug = True
+    assert b'\n  "a": 1' in answer(app, {"a": 1})
