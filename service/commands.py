@@ -520,13 +520,16 @@ def append(
     *,
     game: Game | None = None,
     new_state: State | None = None,
+    take_next_step: bool = False,
 ) -> AppendResult:
     """Append ``events`` at ``expected_version``, advance the cached game, run the jobs.
 
     ``game`` (at ``expected_version``, owned by the caller) and ``new_state`` (after the one
     step event being appended) let the cache advance without folding the step again, and
     tell the jobs what the append makes due before it is stored, so the store's append can
-    write that too (``Jobs.side_writes``: one round trip on Redis).
+    write that too (``Jobs.side_writes``: one round trip on Redis). ``take_next_step``: an
+    automatic step that falls due is marked due but not queued, as the caller appends it
+    itself (``jobs.system_step``).
     """
     jobs = services.jobs
     due = None
@@ -542,7 +545,7 @@ def append(
         from service.bots import due_bot_seat  # bots plays through this module
 
         bot = not awaiting and due_bot_seat(game, new_state) is not None
-        due = jobs.due_after(game_id, expected_version + 1, awaiting, bot)
+        due = jobs.due_after(game_id, expected_version + 1, awaiting, bot, take_next_step)
         then = jobs.side_writes(due)
     if then:
         result = services.store.append(  # type: ignore[call-arg]

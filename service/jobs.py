@@ -193,6 +193,9 @@ class Due:
     catch_up: bool
     #: a bot seat is to act after ``version`` (service.bots)
     bot: bool = False
+    #: the step is marked due but not queued: the appender (``system_step``, going on with the
+    #: steps that follow one another) takes it itself; if it dies first, the sweep does
+    taken: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,8 +223,18 @@ def system_step_key(game_id: str, version: int) -> str:
 # -- job functions -------------------------------------------------------------------
 
 
+#: How many automatic steps that follow one another one ``system_step`` run appends at most;
+#: past them it queues the next as a job of its own, so a long run of steps never keeps a
+#: worker from the other games' steps for long.
+STEPS_PER_JOB = 8
+
+
 def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
-    """Append the automatic step due after event ``version``, once; then chain the next one."""
+    """Append the automatic step due after event ``version``, once; then the steps that follow
+    it while no seat is to act (up to ``STEPS_PER_JOB``), each as its own job would: at its
+    version, with its idempotency key, its due mark written with the append before it (so a
+    worker that dies mid-run leaves the rest due for the sweep). One job, not one a step: RQ's
+    bookkeeping of a job costs more than the step."""
     state: JobState = services.jobs.state
     try:
         # Shared: the step is decided on a copy and the append replaces the state.
@@ -234,31 +247,40 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
         # run) or the game moved on; whoever appended enqueued whatever is due now.
         state.clear_due(game_id, version)
         return StepOutcome(False, game.version, "stale")
-    decided = decide_system(game)
-    if decided is None:
-        state.clear_due(game_id, version)
-        return StepOutcome(False, game.version, "nothing_due")
-    event, new_state = decided
-    try:
-        # The application layer's append: it advances the cached game and calls after_append,
-        # which enqueues the next step if one is due (the chain).
-        result = commands.append(
-            services,
-            game_id,
-            [event],
-            version,
-            system_step_key(game_id, version),
-            game=game,
-            new_state=new_state,
-        )
-    except ConcurrencyConflict as conflict:
-        state.clear_due(game_id, version)
-        return StepOutcome(False, conflict.actual, "conflict")
-    if result.replayed or not services.jobs.clears_due_with_append:
-        state.clear_due(game_id, version)
-    if result.replayed:
-        return StepOutcome(False, result.version, "replayed")
-    return StepOutcome(True, result.version, "appended")
+    appended = False
+    for taken in range(STEPS_PER_JOB):
+        decided = decide_system(game)
+        if decided is None:
+            if taken == 0:
+                state.clear_due(game_id, version)
+                return StepOutcome(False, game.version, "nothing_due")
+            break
+        event, new_state = decided
+        try:
+            # The application layer's append: it advances the cached game and runs what the
+            # step makes due; the next step is left to this run (``take_next_step``) but on
+            # the last of its turns, which queues it as a job.
+            result = commands.append(
+                services,
+                game_id,
+                [event],
+                version,
+                system_step_key(game_id, version),
+                game=game,
+                new_state=new_state,
+                take_next_step=taken < STEPS_PER_JOB - 1,
+            )
+        except ConcurrencyConflict as conflict:
+            state.clear_due(game_id, version)
+            return StepOutcome(appended, conflict.actual, "appended" if appended else "conflict")
+        if result.replayed or not services.jobs.clears_due_with_append:
+            state.clear_due(game_id, version)
+        if result.replayed:
+            return StepOutcome(appended, result.version, "appended" if appended else "replayed")
+        appended = True
+        # The appended game is the cache's now: go on with a game of this run's own.
+        game, version = game.share(), result.version
+    return StepOutcome(True, version, "appended")
 
 
 def notify(services: Any, game_id: str, version: int) -> int:
@@ -403,11 +425,24 @@ class Jobs:
         self.dispatch(self.due_after(game_id, version, bool(awaiting), bot))
 
     def due_after(
-        self, game_id: str, version: int, awaiting_system: bool, bot: bool = False
+        self,
+        game_id: str,
+        version: int,
+        awaiting_system: bool,
+        bot: bool = False,
+        taken: bool = False,
     ) -> Due:
         """What an append that brings the game to ``version`` makes due, known before it is
-        stored (from the state after it): the one place that decides what is enqueued."""
-        return Due(game_id, version, step=awaiting_system, catch_up=self.catch_up_due(), bot=bot)
+        stored (from the state after it): the one place that decides what is enqueued.
+        ``taken``: the appender takes a step that falls due itself (``system_step``)."""
+        return Due(
+            game_id,
+            version,
+            step=awaiting_system,
+            catch_up=self.catch_up_due(),
+            bot=bot,
+            taken=awaiting_system and taken,
+        )
 
     def dispatch(self, due: Due) -> None:
         """Enqueue what ``due`` says, after its append (each its own call: the fallback of
@@ -420,7 +455,7 @@ class Jobs:
 
     def _start(self, due: Due) -> None:
         """Enqueue the jobs ``due`` says, its due mark already written."""
-        if due.step:
+        if due.step and not due.taken:
             self.enqueue(
                 "system_step",
                 due.game_id,
@@ -787,8 +822,11 @@ class RQJobs(Jobs):
         if due.step:
             member = f"{due.game_id}:{due.version}"
             commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
-            job_id = system_step_key(due.game_id, due.version)
-            commands += self._enqueue_once("system_step", due.game_id, due.version, job_id=job_id)
+            if not due.taken:
+                job_id = system_step_key(due.game_id, due.version)
+                commands += self._enqueue_once(
+                    "system_step", due.game_id, due.version, job_id=job_id
+                )
         if due.bot:
             member = f"{due.game_id}:{due.version}"
             commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))

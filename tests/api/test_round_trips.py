@@ -177,3 +177,32 @@ def test_a_refusal_decided_on_a_cache_left_behind_is_checked_on_the_stored_game(
     )
     assert result.version == 5
     assert [e["type"] for e in redis_services.store.read(game["id"])][-2:] == ["system", "action"]
+
+
+def test_steps_that_follow_one_another_are_one_job_on_redis(redis_services: Services) -> None:
+    """A ``system_step`` run appends the steps that follow its own (``jobs.STEPS_PER_JOB``):
+    each is marked due in its append's script, so the sweep has it if the run dies, but none
+    is queued as an RQ job of its own."""
+    client = create_app(services=redis_services).test_client()
+    game = new_game(client, "impression")
+    queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+    chained = 0
+    for _ in range(400):
+        loaded = commands.load_game(redis_services, game["id"])
+        status = loaded.ruleset.status(loaded.state)
+        if status["awaiting_system"]:
+            queues.delete(f"rq:queue:{STEPS_QUEUE}")  # the job the last action queued
+            outcome = system_step(redis_services, game["id"], loaded.version)
+            taken = outcome.version - loaded.version
+            chained = max(chained, taken)
+            assert outcome.appended and taken >= 1
+            assert queues.llen(f"rq:queue:{STEPS_QUEUE}") == 0
+            assert queues.zcard(RedisJobState.DUE_STEPS) == 0
+            if chained >= 2:
+                break
+            continue
+        seat = status["to_act"][0]
+        action = loaded.ruleset.legal_actions(loaded.state, seat)[0]
+        play(client, game, seat, action)
+    assert chained >= 2, "no two automatic steps in a row: the test proves nothing"
+    queues.close()

@@ -15,9 +15,11 @@ from events.config import open_store
 from events.store import EventStore
 from projections.fold import Folder, Game, decide_action, game_created_event
 from projections.ruleset import get_ruleset
+from service import commands
 from service.job_state import SQLiteJobState
 from service.jobs import (
     JOB_FUNCTIONS,
+    STEPS_PER_JOB,
     InProcessJobs,
     Jobs,
     JobSettings,
@@ -163,6 +165,90 @@ def test_an_appended_step_is_no_longer_due_and_chains_the_next_one(manual: Any) 
     assert manual.jobs.state.due_since_before(float("inf")) == []
     played = act(manual, "g4", 0, {"type": "draw"})
     assert ("system_step", ("g4", played)) in manual.jobs.enqueued
+
+
+def play_to_each_step(services: Any, game_id: str, ruleset_id: str) -> Iterator[Game]:
+    """Play a product game by its first legal actions; yield it whenever an automatic step is
+    due (the caller runs the step), until it ends."""
+    ruleset = get_ruleset(ruleset_id)
+    event = game_created_event(ruleset, ["Ann", "Bob"], {}, seed=f"seed-{game_id}")
+    services.store.append(game_id, [event], expected_version=0)
+    for _ in range(3000):
+        game = services.folder.load(game_id)
+        status = ruleset.status(game.state)
+        if status["finished"]:
+            return
+        if status["awaiting_system"]:
+            yield game
+            continue
+        seat = status["to_act"][0]
+        act(services, game_id, seat, ruleset.legal_actions(game.state, seat)[0])
+    raise AssertionError("the game did not end in 3000 moves")
+
+
+@pytest.mark.parametrize("ruleset_id", ["impression", "gutenberg", "restoration"])
+def test_one_step_job_appends_the_automatic_steps_that_follow_one_another(
+    manual: Any, ruleset_id: str
+) -> None:
+    runs = []
+    for game in play_to_each_step(manual, "chain", ruleset_id):
+        manual.jobs.enqueued.clear()
+        outcome = system_step(manual, "chain", game.version)
+        after = manual.folder.load("chain")
+        taken = after.version - game.version
+        runs.append(taken)
+        assert (outcome.appended, outcome.version) == (True, after.version)
+        queued = [args for name, args in manual.jobs.enqueued if name == "system_step"]
+        if taken < STEPS_PER_JOB:
+            # It went on while a step followed a step: none is left pending, none was queued.
+            assert not after.ruleset.status(after.state)["awaiting_system"]
+            assert queued == []
+        else:
+            assert queued == [("chain", after.version)]
+        # Each step appended as its own job would have: its version, its idempotency key.
+        steps = manual.store.read("chain", after=game.version)
+        assert [event["idempotency_key"] for event in steps] == [
+            system_step_key("chain", version) for version in range(game.version, after.version)
+        ]
+        assert manual.jobs.state.due_since_before(float("inf")) == (
+            [] if taken < STEPS_PER_JOB else [("chain", after.version)]
+        )
+        if len(runs) == 30:
+            break
+    assert max(runs) >= 2, "no two automatic steps in a row: the test proves nothing"
+
+
+def test_a_run_that_dies_between_two_steps_leaves_the_next_one_due_for_the_sweep(
+    manual: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    append = commands.append
+    calls: list[int] = []
+
+    def dies_on_its_second_step(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the worker died")
+        return append(*args, **kwargs)
+
+    for game in play_to_each_step(manual, "dies", "impression"):
+        calls.clear()
+        monkeypatch.setattr(commands, "append", dies_on_its_second_step)
+        try:
+            system_step(manual, "dies", game.version)
+        except RuntimeError:
+            break
+        finally:
+            monkeypatch.setattr(commands, "append", append)
+    else:
+        raise AssertionError("no two automatic steps in a row: the test proves nothing")
+    after = manual.folder.load("dies")
+    assert after.version == game.version + 1  # the first step is stored
+    assert after.ruleset.status(after.state)["awaiting_system"]
+    assert manual.jobs.state.due_since_before(float("inf")) == [("dies", after.version)]
+    assert sweep(manual)["steps"] >= 1
+    swept = manual.folder.load("dies")
+    assert swept.version > after.version
+    assert manual.jobs.state.due_since_before(float("inf")) == []
 
 
 def test_two_threads_running_the_same_step_at_once_append_it_once(manual: Any) -> None:
