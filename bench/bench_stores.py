@@ -7,6 +7,10 @@
 - Redis: ``RedisEventStore.append`` (read the head, seal, one Lua script) against a bare
   ``XADD`` round trip of the same envelope text, on the same redis-server, which the bench
   starts on a free port twice: with AOF ``appendfsync always``, and without persistence.
+- The Redis feed (``read_feed``, what the game index catches up with): a read after one
+  append among 5,000 games, against the same among 10 games (the stream's cost does not grow
+  with the games), and against the walk of the registry a cluster reads (every game's version
+  asked, a cursor per game in the position).
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ from tests.redis_servers import RedisServer, free_port
 
 APPENDS = 300
 REPEATS = 3
+#: Games registered for the feed's bench, and the few it is compared with.
+MANY_GAMES = 5_000
+FEW_GAMES = 10
+FEED_READS = 50
 EVENT = NewEvent(type="action", data={"action": {"type": "play", "card": 3}}, actor={"seat": 1})
 ENVELOPE_TEXT = canonical_json(
     seal("bench-game", 1, EVENT, GENESIS_HASH, utc_now(), "command-1")
@@ -42,6 +50,7 @@ def run(report: Report) -> None:
         _sqlite(report, directory)
         _redis(report, directory / "aof", "AOF appendfsync always", AOF_ALWAYS)
         _redis(report, directory / "memory", "no persistence", ())
+        _redis_feed(report, directory / "feed")
 
 
 def _append_rate(store: EventStore) -> float:
@@ -107,3 +116,47 @@ def _redis(report: Report, directory: Path, label: str, args: tuple[str, ...]) -
     finally:
         server.stop()
     report(f"redis append (1 event, {label})", ours, "appends/s", raw, "XADD")
+
+
+def _redis_feed(report: Report, directory: Path) -> None:
+    directory.mkdir(parents=True)
+    server = RedisServer(free_port(), directory, ()).start()
+    try:
+        rates = {}
+        for games in (FEW_GAMES, MANY_GAMES):
+            store = RedisEventStore.from_url(server.url, prefix=f"bench{games}")
+            try:
+                rates[games] = _feed_reads(store, games)
+            finally:
+                store.close()
+    finally:
+        server.stop()
+    (few, _), (many, walk) = rates[FEW_GAMES], rates[MANY_GAMES]
+    report(f"redis feed read after 1 append, {MANY_GAMES:,} games", many, "reads/s",
+           few, f"{FEW_GAMES} games")  # fmt: skip
+    report(f"redis feed read after 1 append, {MANY_GAMES:,} games", many, "reads/s",
+           walk, "walk")  # fmt: skip
+
+
+def _feed_reads(store: RedisEventStore, games: int) -> tuple[float, float]:
+    """Feed reads per second that each find one new append among ``games`` games: through
+    the stream (``read_feed``), and by walking the registry (``_walk``)."""
+    for number in range(games):
+        store.append(f"g{number}", [EVENT], 0)
+    at = {"stream": store.read_feed(None, limit=games + 1).position}
+    versions = iter(range(1, 2 * REPEATS * FEED_READS + 1))
+
+    def reads(kind: str) -> None:
+        for _ in range(FEED_READS):
+            store.append("g0", [EVENT], next(versions))
+            if kind == "stream":
+                page = store.read_feed(at[kind])
+            else:
+                page = store._walk(at[kind], limit=500)
+            assert len(page.events) == 1, "each read finds the one new append"
+            at[kind] = page.position
+
+    stream = FEED_READS / best_of(REPEATS, lambda: reads("stream"))
+    at["walk"] = store._walk({}, limit=2 * REPEATS * FEED_READS + games).position
+    walk = FEED_READS / best_of(REPEATS, lambda: reads("walk"))
+    return stream, walk

@@ -10,13 +10,18 @@ Keys (``meeple`` is the default prefix)::
     meeple:{G}:snapdata   hash: seq -> snapshot payload (JSON)
     meeple:{games}:set    set of registered game ids
     meeple:{games}:log    stream of registrations, in order (the feed discovers games here)
+    meeple:feed           stream, one entry per append: g = game id, f, l = its first and
+                          last seq (a single server only; trimmed to about FEED_LENGTH)
 
 An append reads the head (or remembers it from its own last append to the game, or from a
 read that reached the end of the stream), seals the batch in Python (hashes need the
 previous hash), and runs ONE Lua script that declares the game's three keys and checks the
 idempotency key and then the expected version and head hash before it writes anything. A
 game is registered (its own script, on the registry's slot) before its first append, so the
-feed, which walks the registry and keeps a cursor per game, sees every game that has events.
+walk of the registry (keeping a cursor per game) sees every game that has events. On a single
+server the same script also adds the append to the feed stream, and ``read_feed`` reads that
+stream, whatever the number of games; a cluster (whose script may not touch a key outside the
+game's slot) and a reader the trimmed stream left behind walk the registry instead.
 
 ``append(..., then=commands)`` also runs ``commands`` in that script, after the events are
 written and only if they were (not on a conflict or a replayed idempotency key): the caller's
@@ -65,12 +70,18 @@ REPLY_EXISTS = "meeple:reply-exists"
 #: One Redis command: its name and arguments, as redis-py would send them.
 Command = Sequence[str | bytes | int | float]
 
+#: About how many appends the feed stream keeps (``XADD ... MAXLEN ~``: some 60 MB). A reader
+#: further behind than that walks the registry once, then reads the stream again.
+FEED_LENGTH = 1_000_000
+
 APPEND_SCRIPT = """
--- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag)
+-- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag),
+--       4 the feed stream (a single server only)
 -- ARGV: 1 expected version, 2 idempotency key ('' for none), 3 the head hash the batch was
 --       sealed on, 4 the batch's last hash, 5 the number of envelopes n, 6..5+n the
---       envelopes' canonical JSON in seq order, then the side writes to make after them,
---       each as its number of words followed by the words (guards: see SKIP_* in Python)
+--       envelopes' canonical JSON in seq order, 6+n the game id and 7+n the feed's length
+--       (for KEYS[4]), then the side writes to make after them, each as its number of
+--       words followed by the words (guards: see SKIP_* in Python)
 if ARGV[2] ~= '' then
   local written = redis.call('HGET', KEYS[3], ARGV[2])
   if written then
@@ -92,7 +103,11 @@ redis.call('HSET', KEYS[2], 'version', string.format('%d', last), 'hash', ARGV[4
 if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[2], string.format('%d:%d', expected + 1, last))
 end
-local at = 6 + count
+if KEYS[4] then
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7 + count], '*', 'g', ARGV[6 + count],
+    'f', string.format('%d', expected + 1), 'l', string.format('%d', last))
+end
+local at = 8 + count
 local skip = 0
 local replies = {'ok', string.format('%d', last)}
 while at <= #ARGV do
@@ -162,6 +177,9 @@ class RedisEventStore(EventStore):
         self._heads_lock = threading.Lock()
         self._registry_set = f"{prefix}:{{games}}:set"
         self._registry_log = f"{prefix}:{{games}}:log"
+        self._feed_key = f"{prefix}:feed"
+        #: (whether appends write the feed stream,), known at the first append or feed read
+        self._feeds: tuple[bool] | None = None
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "meeple", **options: Any) -> RedisEventStore:
@@ -218,9 +236,12 @@ class RedisEventStore(EventStore):
         for command in then:
             side_writes.append(len(command))
             side_writes.extend(command)
+        keys = [self._key(game_id, "events"), head_key, self._key(game_id, "idem")]
         try:
+            if self._writes_feed():
+                keys.append(self._feed_key)
             outcome = self._append_script(
-                keys=[self._key(game_id, "events"), head_key, self._key(game_id, "idem")],
+                keys=keys,
                 args=[
                     expected_version,
                     idempotency_key or "",
@@ -228,6 +249,8 @@ class RedisEventStore(EventStore):
                     chain,
                     len(texts),
                     *texts,
+                    game_id,
+                    FEED_LENGTH,
                     *side_writes,
                 ],
             )
@@ -285,12 +308,93 @@ class RedisEventStore(EventStore):
         return int(found[0]), json.loads(found[1])
 
     def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
+        """The feed stream after the position, or a walk of the registry where it cannot serve.
+
+        On a single server the position is ``{"feed": the last feed entry id read}``: a read
+        costs the same whatever the number of games. A first read (no position), a position
+        of an earlier build (``{"registry", "games"}``) and a position older than what the
+        trimmed stream still holds walk the registry (``_walk``), noting first where the
+        stream ends (``since``); when the walk is done the position becomes ``{"feed":
+        since}``, so what was appended meanwhile comes again from the stream (at least once,
+        as the contract allows). A cluster always walks.
+        """
+        position = position or {}
+        try:
+            if not self._writes_feed():
+                return self._walk(position, limit)
+            if "feed" in position and not self._feed_trimmed_after(str(position["feed"])):
+                return self._read_feed_stream(str(position["feed"]), limit)
+            if "walk" in position:
+                walk, since = dict(position["walk"]), str(position["since"])
+            else:
+                # From the start, or on from an earlier build's cursors (never from a feed
+                # position the trimming overtook: that one starts over).
+                walk = {} if "feed" in position else position
+                since = self._feed_end()
+            page = self._walk(walk, limit)
+        except redis.RedisError as error:
+            raise StoreError(f"the Redis event store failed: {error}") from error
+        if len(page.events) < limit:
+            return FeedPage(events=page.events, position={"feed": since})
+        return FeedPage(events=page.events, position={"walk": page.position, "since": since})
+
+    def _read_feed_stream(self, after: str, limit: int) -> FeedPage:
+        """Up to ``limit`` appends from the feed stream after entry ``after``, and their events
+        (read in one pipeline, a range per run of one game's appends)."""
+        entries = self.client.xrange(self._feed_key, min=f"({after}", max="+", count=limit)
+        if not entries:
+            return FeedPage(events=[], position={"feed": after})
+        runs: list[list[Any]] = []  # [game id, first seq, last seq], in feed order
+        for _, fields in entries:
+            game_id, first, last = fields["g"], int(fields["f"]), int(fields["l"])
+            if runs and runs[-1][0] == game_id and runs[-1][2] + 1 == first:
+                runs[-1][2] = last
+            else:
+                runs.append([game_id, first, last])
+        pipeline = self.client.pipeline(transaction=False)
+        for game_id, first, last in runs:
+            pipeline.xrange(self._key(game_id, "events"), min=f"{first}-1", max=f"{last}-1")
+        events = [json.loads(fields["e"]) for found in pipeline.execute() for _, fields in found]
+        return FeedPage(events=events, position={"feed": entries[-1][0]})
+
+    def _writes_feed(self) -> bool:
+        """Whether appends write the feed stream: on a single server of Redis 7 or later (whose
+        streams tell the last entry id they trimmed). Asked once."""
+        if self._feeds is None:
+            if isinstance(self.client, RedisCluster):
+                self._feeds = (False,)
+            else:
+                version = str(self.client.info("server").get("redis_version", "0"))
+                self._feeds = (int(version.split(".")[0]) >= 7,)
+        return self._feeds[0]
+
+    def _feed_end(self) -> str:
+        """The id of the feed stream's last entry ("0-0" before the first)."""
+        last = self.client.xrevrange(self._feed_key, count=1)
+        return str(last[0][0]) if last else "0-0"
+
+    def _feed_trimmed_after(self, after: str) -> bool:
+        """Whether the trimming may have removed an entry after ``after`` (the reader fell
+        behind): something was trimmed and the oldest entry left is later than ``after``.
+        (Trimming removes from the oldest end; an entry after ``after`` that is gone means
+        ``after`` is gone too.)"""
+        try:
+            info = self.client.xinfo_stream(self._feed_key)
+        except redis.ResponseError:
+            return False  # no stream yet: nothing was ever trimmed
+        if int(info["entries-added"]) == int(info["length"]):
+            return False
+        oldest = info.get("first-entry")
+        if not oldest:  # all trimmed: behind if anything came after
+            return _stream_id(str(info["last-generated-id"])) > _stream_id(after)
+        return _stream_id(str(oldest[0])) > _stream_id(after)
+
+    def _walk(self, position: dict[str, Any], limit: int) -> FeedPage:
         """Walk the registry of games and each game's stream after its own cursor.
 
         The position is ``{"registry": last registry entry id read, "games": {game: seq}}``;
         every key read is one game's (or the registry's), so this works on a cluster.
         """
-        position = position or {}
         registry_after = str(position.get("registry", "0-0"))
         cursors = {str(game): int(seq) for game, seq in position.get("games", {}).items()}
         try:
@@ -377,3 +481,9 @@ class RedisEventStore(EventStore):
         for game_id in game_ids:
             pipeline.hget(self._key(game_id, "head"), "version")
         return [int(value or 0) for value in pipeline.execute()]
+
+
+def _stream_id(entry_id: str) -> tuple[int, int]:
+    """A stream entry id ("<ms>-<seq>") as a pair that orders as Redis orders ids."""
+    millis, _, sequence = entry_id.partition("-")
+    return int(millis), int(sequence or 0)
