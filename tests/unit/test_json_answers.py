@@ -59,6 +59,14 @@ def test_keys_are_written_in_the_standard_order(value: dict[str, int]) -> None:
     assert [key for key, _ in keys] == sorted(value)
 
 
+def test_keys_keep_the_order_of_the_value_when_the_app_does_not_sort() -> None:
+    app = app_with(StrictJSONProvider)
+    app.json.sort_keys = False  # as service.app sets it
+    value = {"zeta": 1, "alpha": {"y": 2, "b": 3}, "mid": [{"k": 1, "a": 2}]}
+    body = answer(app, value)
+    assert body == json.dumps(value, separators=(",", ":")).encode() + b"\n"
+
+
 def test_non_ascii_is_written_as_utf8_text() -> None:
     body = answer(OURS, {"name": "Zoë ♜"})
     assert "Zoë ♜".encode() in body
