@@ -62,6 +62,11 @@ def create_app(config: Config | None = None, services: Services | None = None) -
             app.register_blueprint(importlib.import_module(name).bp)
     install_rate_limits(app, config)
     app.after_request(allow_browser_clients)
+    # Heard from the start, every process's appends tell this one which of its cached games
+    # are current (commands.load_for_action: an action on one needs no read first).
+    streams = getattr(services.jobs, "streams", None)
+    if streams is not None:
+        streams.listen()
     return app
 
 

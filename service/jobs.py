@@ -772,9 +772,9 @@ class RQJobs(Jobs):
             "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
             "bots": Queue(BOTS_QUEUE, connection=self.connection),
         }
-        # Heard from the start, the announcements tell this process which cached games are
-        # current (commands.load_for_action).
-        self.streams.listen()
+        # The API follows the announcements from its start (service.app: they tell it which
+        # cached games are current, commands.load_for_action); a worker never asks, and
+        # hearing every append of every game would cost it for nothing.
 
     def enqueue(
         self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"

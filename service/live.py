@@ -254,8 +254,9 @@ class StreamHub:
 
     def note_appended(self, game_id: str, version: int) -> None:
         """This process appended the game up to ``version``: its cache is current until
-        another append is announced."""
-        if not self.listen():
+        another append is announced (noted only while the announcements are heard: a process
+        that does not follow them, a worker, never trusts its cache this way)."""
+        if not self._hearing:
             return
         with self._lock:
             if self._versions_heard.get(game_id, 0) <= version:

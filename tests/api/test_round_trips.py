@@ -206,3 +206,22 @@ def test_steps_that_follow_one_another_are_one_job_on_redis(redis_services: Serv
         play(client, game, seat, action)
     assert chained >= 2, "no two automatic steps in a row: the test proves nothing"
     queues.close()
+
+
+def test_only_the_api_follows_the_announcements(redis_services: Services) -> None:
+    """A worker (services without the app) never asks whether its cache is current, so it
+    does not hear every append of every game; the API does, from its start."""
+    worker = bootstrap(redis_services.config)
+    try:
+        assert worker.jobs.streams._listener is None
+        client = create_app(services=redis_services).test_client()
+        assert redis_services.jobs.streams._listener is not None  # the app started it
+        game = new_game(client)
+        play(client, game, 0, {"type": "bid", "amount": 1})
+        play(client, game, 1, {"type": "bid", "amount": 2})
+        # The worker appends the step (commands.append notes it): still no listener.
+        assert system_step(worker, game["id"], 3).appended
+        assert worker.jobs.streams._listener is None
+        assert not worker.jobs.streams.is_current(game["id"], 4)
+    finally:
+        worker.close()
