@@ -819,6 +819,9 @@ class RQJobs(Jobs):
         commands: list[Command] = []
         if database >= 0:
             commands.append(("SELECT", database))
+        # The due mark this append fulfils (an automatic step's, a bot turn's), if any: cleared
+        # with it (``clears_due_with_append``), not by a round trip of its own after it.
+        commands.append(("ZREM", RedisJobState.DUE_STEPS, f"{due.game_id}:{due.version - 1}"))
         if due.step:
             member = f"{due.game_id}:{due.version}"
             commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
@@ -860,6 +863,10 @@ class RQJobs(Jobs):
             enqueue: list[Command] = [tuple(args) for args, _ in pipe.command_stack]
         guard = (SKIP_IF_FIELD_IN, f"rq:job:{job_id}", "status", len(enqueue), *WAITING)
         return [guard, *enqueue]
+
+    @property
+    def clears_due_with_append(self) -> bool:  # type: ignore[override]
+        return self._fusable_database() is not None
 
     def _fusable_database(self) -> int | None:
         """The database number of the queues, if the event store's script can reach them

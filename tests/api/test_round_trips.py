@@ -225,3 +225,22 @@ def test_only_the_api_follows_the_announcements(redis_services: Services) -> Non
         assert not worker.jobs.streams.is_current(game["id"], 4)
     finally:
         worker.close()
+
+
+def test_an_automatic_step_clears_its_due_mark_in_its_append(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = create_app(services=redis_services).test_client()
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 1})
+    play(client, game, 1, {"type": "bid", "amount": 2})  # the reveal is due after event 3
+    queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+    assert queues.zscore(RedisJobState.DUE_STEPS, f"{game['id']}:3") is not None
+    with round_trips(monkeypatch) as sent:
+        assert system_step(redis_services, game["id"], 3).appended
+    names = [bytes(command[0]).split(b"\r\n")[2] for command in sent]
+    assert b"ZREM" not in names, "the due mark was cleared by a round trip of its own"
+    # Whether anything followed the cached game, then the append with all it writes.
+    assert names == [b"XRANGE", b"EVALSHA"]
+    assert queues.zscore(RedisJobState.DUE_STEPS, f"{game['id']}:3") is None
+    queues.close()
