@@ -25,7 +25,7 @@ from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 from service.job_state import RedisJobState
-from service.jobs import STEPS_QUEUE, system_step, system_step_key
+from service.jobs import STEPS_QUEUE, system_step, system_step_key, worker_class
 from tests.api.conftest import ADMIN_KEY, bearer, new_game
 
 
@@ -244,3 +244,15 @@ def test_an_automatic_step_clears_its_due_mark_in_its_append(
     assert names == [b"XRANGE", b"EVALSHA"]
     assert queues.zscore(RedisJobState.DUE_STEPS, f"{game['id']}:3") is None
     queues.close()
+
+
+def test_a_workers_heartbeat_is_one_round_trip(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = redis_services.jobs
+    worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
+    with round_trips(monkeypatch) as sent:
+        worker.heartbeat()
+    assert len(sent) == 1, sent
+    assert jobs.connection.hget(worker.key, "last_heartbeat") is not None
+    assert jobs.connection.ttl(worker.key) > 0
