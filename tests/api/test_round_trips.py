@@ -256,3 +256,18 @@ def test_a_workers_heartbeat_is_one_round_trip(
     assert len(sent) == 1, sent
     assert jobs.connection.hget(worker.key, "last_heartbeat") is not None
     assert jobs.connection.ttl(worker.key) > 0
+
+
+def test_a_worker_writes_a_state_it_already_wrote_no_more(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = redis_services.jobs
+    worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
+    worker.register_birth()
+    with round_trips(monkeypatch) as sent:
+        worker.set_state("idle")
+        worker.set_state("idle")
+        worker.set_state("busy")
+    assert len(sent) == 2, sent
+    assert jobs.connection.hget(worker.key, "state") == b"busy"
+    worker.register_death()
