@@ -156,7 +156,7 @@ class GameIndex(ABC):
         it touches: the rows are read and saved together, and ``through`` (when given) folds
         each game on with the page's own events instead of reading the store per game. A page
         shorter than ``page_size`` is the feed's end (``EventStore.read_feed``): no read after
-        it (on Redis a feed read asks every game's version, so this halves a catch-up's cost).
+        it (where a Redis feed read walks the registry, it asks every game's version: a cluster).
         """
         read = 0
         with self._catch_up_lock:
