@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from events.config import open_store
+from events.redis_store import RedisEventStore
 from events.store import EventStore
 from tests.redis_servers import RedisCluster
 
@@ -70,3 +71,13 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 @pytest.fixture
 def store(backend: Backend) -> EventStore:
     return backend.open()
+
+
+@pytest.fixture
+def redis_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisEventStore]:
+    """A fresh Redis event store on a single server (its own client, closed after)."""
+    backend = Backend("redis", redis_url(request, tmp_path))
+    store = backend.open()
+    assert isinstance(store, RedisEventStore)
+    yield store
+    backend.close_all()

@@ -5,7 +5,6 @@ trimming left behind, or one holding an earlier build's position, still gets eve
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from events.redis_store import RedisEventStore
 from events.store import Envelope
-from tests.contract.conftest import Backend, redis_cluster_url, redis_url
+from tests.contract.conftest import Backend, redis_cluster_url
 from tests.contract.test_store_contract import (
     append_interleaved,
     assert_feed_in_game_order,
@@ -21,15 +20,6 @@ from tests.contract.test_store_contract import (
     step,
     steps,
 )
-
-
-@pytest.fixture
-def redis_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisEventStore]:
-    backend = Backend("redis", redis_url(request, tmp_path))
-    store = backend.open()
-    assert isinstance(store, RedisEventStore)
-    yield store
-    backend.close_all()
 
 
 def commands_served(store: RedisEventStore, read: Any) -> dict[str, int]:

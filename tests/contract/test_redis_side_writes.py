@@ -4,7 +4,6 @@ script after the events, only when they were written, with their guards; never o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,8 @@ from events.redis_store import (
     RedisEventStore,
 )
 from events.store import ConcurrencyConflict
-from tests.contract.conftest import Backend, redis_cluster_url, redis_url
+from tests.contract.conftest import Backend, redis_cluster_url
 from tests.contract.test_store_contract import step
-
-
-@pytest.fixture
-def redis_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisEventStore]:
-    backend = Backend("redis", redis_url(request, tmp_path))
-    store = backend.open()
-    assert isinstance(store, RedisEventStore)
-    yield store
-    backend.close_all()
 
 
 def test_side_writes_are_made_with_a_successful_append(redis_store: RedisEventStore) -> None:

@@ -7,18 +7,14 @@ import re
 
 import pytest
 from hypothesis import example, given
-from hypothesis import strategies as st
 
 from events.envelope import GENESIS_HASH, NewEvent, canonical_json, seal, verify_chain
+from tests import json_strategies
 
 #: A JSON string literal as canonical_json writes it (quotes and backslashes escaped inside).
 STRING_LITERAL = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
-    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
-    max_leaves=20,
-)
+json_values = json_strategies.json_values(floats=False)
 
 
 def chain(count: int) -> list[dict]:
