@@ -89,7 +89,7 @@ class StrictJSONProvider(DefaultJSONProvider):
         options = _ORJSON_OPTIONS | (orjson.OPT_SORT_KEYS if self.sort_keys else 0)
         try:
             body = orjson.dumps(value, default=self.default, option=options)
-        except (orjson.JSONEncodeError, TypeError):
+        except orjson.JSONEncodeError:  # a TypeError, as Flask's ``default`` raises it
             # What orjson refuses and the standard encoder writes (an integer past 64 bits):
             # the standard way, as before.
             return super().response(*args, **kwargs)
