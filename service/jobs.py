@@ -970,26 +970,52 @@ def worker_services() -> Any:
         return _process_services
 
 
+#: A worker's heartbeat that would leave its key's expiry less than this many seconds short
+#: of what RQ asks is sent; a later one is not (``worker_class``).
+HEARTBEAT_SLACK = 10.0
+#: Seconds between two checks whether ``rq suspend`` suspended the workers.
+SUSPENSION_CHECK_EVERY = 1.0
+
+
 @functools.cache
 def worker_class() -> type[Any]:
     """RQ's ``SimpleWorker`` (no fork per job), with fewer writes of its own bookkeeping.
 
     With the AOF fsync'd on every write, each of RQ's writes waits for the disk, and a job
-    waited for some 18 of them. RQ sends a heartbeat's two writes (the worker's
-    ``last_heartbeat``, its key's expiry) one after the other, four heartbeats a job: here
-    they go together. And it writes the worker's state "idle" twice between two jobs: here
-    a state already written is not written again.
+    waited for some 18 of them; a worker is busy with them rather than with its jobs. RQ
+    sends a worker's heartbeat (its ``last_heartbeat``, its key's expiry: minutes ahead)
+    three times a job and asks whether the workers are suspended once a job. Here a
+    heartbeat's two writes go together, and one goes only when the last one sent leaves the
+    key's expiry more than ``HEARTBEAT_SLACK`` seconds short of what RQ asks (so a busy
+    worker sends one every few seconds, and its key never expires sooner than RQ wants,
+    less the slack); the suspension is checked at most once every
+    ``SUSPENSION_CHECK_EVERY`` seconds (``rq suspend`` stops the workers within it). And
+    the worker's state "idle", written twice between two jobs, is written once.
     """
     from rq import SimpleWorker
 
     class StepWorker(SimpleWorker):
+        _expires_at = 0.0
+        _suspension_checked_at = -math.inf
+
         def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+            wanted = timeout or self.worker_ttl + 60
             if pipeline is not None:
                 super().heartbeat(timeout, pipeline=pipeline)
+            elif self._expires_at - time.monotonic() >= wanted - HEARTBEAT_SLACK:
                 return
-            with self.connection.pipeline(transaction=False) as together:
-                super().heartbeat(timeout, pipeline=together)
-                together.execute()
+            else:
+                with self.connection.pipeline(transaction=False) as together:
+                    super().heartbeat(timeout, pipeline=together)
+                    together.execute()
+            self._expires_at = time.monotonic() + wanted
+
+        def check_for_suspension(self, burst: bool) -> None:
+            checked = time.monotonic()
+            if checked - self._suspension_checked_at < SUSPENSION_CHECK_EVERY:
+                return
+            super().check_for_suspension(burst)
+            self._suspension_checked_at = checked
 
         def set_state(self, state: str, pipeline: Any = None) -> None:
             if pipeline is None and state == self.get_state():

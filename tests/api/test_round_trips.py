@@ -25,7 +25,14 @@ from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 from service.job_state import RedisJobState
-from service.jobs import STEPS_QUEUE, system_step, system_step_key, worker_class
+from service.jobs import (
+    HEARTBEAT_SLACK,
+    STEPS_QUEUE,
+    SUSPENSION_CHECK_EVERY,
+    system_step,
+    system_step_key,
+    worker_class,
+)
 from tests.api.conftest import ADMIN_KEY, bearer, new_game
 
 
@@ -256,6 +263,55 @@ def test_a_workers_heartbeat_is_one_round_trip(
     assert len(sent) == 1, sent
     assert jobs.connection.hget(worker.key, "last_heartbeat") is not None
     assert jobs.connection.ttl(worker.key) > 0
+
+
+def test_a_busy_worker_sends_a_heartbeat_only_when_its_key_would_expire_too_soon(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RQ asks for three heartbeats a job; the worker's key lives minutes ahead, so one sent
+    a moment ago already keeps it alive as long as asked, less ``HEARTBEAT_SLACK``."""
+    jobs = redis_services.jobs
+    worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
+    clock = [1000.0]
+    monkeypatch.setattr("service.jobs.time.monotonic", lambda: clock[0])
+    with round_trips(monkeypatch) as sent:
+        worker.heartbeat()  # the first: sent
+        worker.heartbeat()
+        clock[0] += HEARTBEAT_SLACK - 1
+        worker.heartbeat()  # the key expires HEARTBEAT_SLACK - 1 seconds sooner than asked
+        worker.heartbeat(timeout=60)  # a shorter expiry than the key has: nothing to do
+    assert len(sent) == 1, sent
+    with round_trips(monkeypatch) as sent:
+        clock[0] += 2
+        worker.heartbeat()  # now it would expire more than the slack too soon: sent
+        worker.heartbeat(timeout=worker.worker_ttl + 600)  # asked for longer: sent
+    assert len(sent) == 2, sent
+    assert jobs.connection.ttl(worker.key) > worker.worker_ttl + 500
+
+
+def test_a_worker_asks_whether_it_is_suspended_at_most_once_a_second(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rq.exceptions import StopRequested
+    from rq.suspension import resume, suspend
+
+    jobs = redis_services.jobs
+    worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
+    clock = [1000.0]
+    monkeypatch.setattr("service.jobs.time.monotonic", lambda: clock[0])
+    with round_trips(monkeypatch) as sent:
+        worker.check_for_suspension(burst=True)
+        worker.check_for_suspension(burst=True)
+    assert len(sent) == 1, sent
+    suspend(jobs.connection)
+    try:
+        clock[0] += SUSPENSION_CHECK_EVERY / 2
+        worker.check_for_suspension(burst=True)  # not asked again yet
+        clock[0] += SUSPENSION_CHECK_EVERY / 2
+        with pytest.raises(StopRequested):  # a burst worker stops when suspended
+            worker.check_for_suspension(burst=True)
+    finally:
+        resume(jobs.connection)
 
 
 def test_a_worker_writes_a_state_it_already_wrote_no_more(
