@@ -27,6 +27,7 @@ from service.config import load_config
 from service.job_state import RedisJobState
 from service.jobs import (
     HEARTBEAT_SLACK,
+    JOB_FUNCTIONS,
     STEPS_QUEUE,
     SUSPENSION_CHECK_EVERY,
     system_step,
@@ -327,3 +328,33 @@ def test_a_worker_writes_a_state_it_already_wrote_no_more(
     assert len(sent) == 2, sent
     assert jobs.connection.hget(worker.key, "state") == b"busy"
     worker.register_death()
+
+
+def test_a_job_costs_its_worker_nine_round_trips_of_its_own(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RQ's bookkeeping of a job, each write behind the AOF's fsync: the dequeue (2), the
+    job's start (2 transactions, and the key made persistent), its success (a watched
+    transaction: 3), the worker's state back to idle. RQ 2.12 as it is sent 14: three
+    heartbeats, the job's heartbeat again as it ends, the suspension asked (StepWorker)."""
+    client = create_app(services=redis_services).test_client()
+    jobs = redis_services.jobs
+    ran: list[tuple[Any, ...]] = []
+    # The job itself does nothing here: only the worker's own round trips are counted.
+    monkeypatch.setitem(JOB_FUNCTIONS, "system_step", lambda services, *args: ran.append(args))
+    worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
+
+    def burst(steps: int) -> int:
+        for _ in range(steps):  # a new game whose reveal falls due: one step job each
+            game = new_game(client)
+            play(client, game, 0, {"type": "bid", "amount": 1})
+            play(client, game, 1, {"type": "bid", "amount": 2})
+        assert jobs.queues["steps"].count == steps
+        with round_trips(monkeypatch) as sent:
+            worker.work(burst=True)
+        return len(sent)
+
+    burst(1)  # its first start cleans the registries and opens connections: not counted
+    one, four = burst(1), burst(4)
+    assert len(ran) == 6
+    assert (four - one) / 3 == 9
