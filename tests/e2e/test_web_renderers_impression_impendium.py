@@ -1,4 +1,5 @@
-"""The Impression and Impendium tables drawn in a real browser (issue 14).
+"""The Impression and Impendium tables drawn in a real browser (issue 14), and a Restoration
+seat's hand.
 
 Chromium (Debian's, launched by its path; Playwright never downloads a browser) opens a
 small test page that imports the game's renderer from service/web/static/games/, fetches
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from flask.testing import FlaskClient
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser, Page, Route, expect
 
 from projections.fold import Game
 from projections.ruleset import get_ruleset
@@ -78,7 +80,7 @@ table.score-table th, table.score-table td { border: 1px solid var(--line);
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{ruleset} table</title>
 <link rel="stylesheet" href="/shell.css">
-<link rel="stylesheet" href="/static/games/{ruleset}.css">
+{stylesheet}
 </head><body><main><div id="root" class="table table-{ruleset}"></div></main>
 <script type="module">
 import * as renderer from "/static/games/{ruleset}.js";
@@ -109,7 +111,11 @@ def _serve(api: FlaskClient, ruleset: str) -> Any:
     def handle(route: Route) -> None:
         path = urlsplit(route.request.url).path
         if path == "/table.html":
-            route.fulfill(body=PAGE.format(ruleset=ruleset), content_type="text/html")
+            # A game's own stylesheet, where it has one (as the shell links it).
+            own = GAMES / f"{ruleset}.css"
+            stylesheet = f'<link rel="stylesheet" href="/static/games/{own.name}">'
+            page = PAGE.format(ruleset=ruleset, stylesheet=stylesheet if own.is_file() else "")
+            route.fulfill(body=page, content_type="text/html")
         elif path == "/shell.css":
             route.fulfill(body=SHELL_CSS, content_type="text/css")
         elif path.startswith("/static/games/"):
@@ -358,3 +364,30 @@ def test_without_the_component_tables_a_table_still_draws_with_ids(table: Page) 
     _draw(table, answer, state["players"], bare=True)
     assert table.locator("[data-seat]").count() == 2
     assert table.locator(".badge-you").count() == 1
+
+
+# -- Restoration ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["restoration"], indirect=True)
+def test_restoration_an_empty_hand_is_none_whoever_looks(table: Page) -> None:
+    """A seat's Manager cards are face down to the others, and an empty hand reads "none" to
+    everyone: not a face-down card numbered 0 to the others."""
+    state = _moments("restoration", 2, "table-restoration")["middle"]
+    seats = state["seats"] if isinstance(state["seats"], list) else None
+    assert seats is not None and seats[0]["hand"] and seats[1]["hand"]
+    seats[1]["hand"] = []  # Bob has played his last Manager card
+    for viewer in (0, 1, None):
+        _show(table, "restoration", state, viewer)
+        full = table.locator('[data-seat="0"]')
+        empty = table.locator('[data-seat="1"]')
+        if viewer == 0:
+            expect(full.locator(".card-manager-card").first).to_be_visible()
+        else:
+            expect(full.locator(".face-down")).to_have_count(1)
+            expect(full.locator(".face-down")).to_contain_text(str(len(seats[0]["hand"])))
+        expect(empty.locator(".face-down")).to_have_count(0)
+        expect(empty.locator(".card-manager-card")).to_have_count(0)
+        heading_then_none = re.compile(r"Manager cards in hand\s+none")
+        expect(empty).to_contain_text(heading_then_none, use_inner_text=True)
+    _shot(table, "restoration-empty-hand")

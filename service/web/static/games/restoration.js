@@ -118,11 +118,13 @@ function developmentBoard(view, ctx) {
 }
 
 function seatArea(player, seat, ctx) {
+  // Its own cards to a seat, face down to the others; an empty hand is "none" to everyone.
+  const none = el("div", { class: "row" }, el("span", { class: "muted", text: "none" }));
   const hand = player.hand
-    ? el("div", { class: "row" }, player.hand.length
-      ? player.hand.map((name) => card({ name: words(name), kind: "manager_card" }))
-      : el("span", { class: "muted", text: "none" }))
-    : faceDown(player.hand_size, "Manager cards in hand");
+    ? (player.hand.length
+      ? el("div", { class: "row" }, player.hand.map((name) => card({ name: words(name), kind: "manager_card" })))
+      : none)
+    : (player.hand_size ? faceDown(player.hand_size, "Manager cards in hand") : none);
   return seatPanel(ctx, seat,
     kv([
       ["Workers on the player board", player.board_workers],
