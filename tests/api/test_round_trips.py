@@ -21,6 +21,7 @@ from flask.testing import FlaskClient
 from redis.connection import AbstractConnection
 
 from service import commands
+from service import jobs as jobs_module
 from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
@@ -30,6 +31,7 @@ from service.jobs import (
     JOB_FUNCTIONS,
     STEPS_QUEUE,
     SUSPENSION_CHECK_EVERY,
+    RQJobs,
     system_step,
     system_step_key,
     worker_class,
@@ -358,3 +360,31 @@ def test_a_job_costs_its_worker_nine_round_trips_of_its_own(
     one, four = burst(1), burst(4)
     assert len(ran) == 6
     assert (four - one) / 3 == 9
+
+
+def test_one_worker_at_a_time_catches_the_game_index_up(redis_services: Services) -> None:
+    """Each worker folds what it catches up on its own cache: one at a time does it, the one
+    that did last, until it stops (a worker that died); then another takes over."""
+    client = create_app(services=redis_services).test_client()
+    one, two = bootstrap(redis_services.config), bootstrap(redis_services.config)
+    try:
+        first = new_game(client)
+        assert jobs_module.catch_up(one) == 1
+        second = new_game(client)
+        assert jobs_module.catch_up(two) == 0, "the other worker caught up too"
+        assert jobs_module.catch_up(one) == 1
+        listed = client.get("/games", headers=bearer(ADMIN_KEY)).json["games"]
+        assert [game["id"] for game in listed] == [second["id"], first["id"]]
+        # The first worker stops: its turn runs out, and the other's catch-up takes over.
+        queues = redis.Redis.from_url(redis_services.config.redis_url or "")
+        assert queues.pttl(RQJobs.CATCH_UP_TURN_KEY) > (RQJobs.CATCH_UP_TURN - 1) * 1000
+        queues.delete(RQJobs.CATCH_UP_TURN_KEY)
+        third = new_game(client)
+        assert jobs_module.catch_up(two) == 1
+        assert jobs_module.catch_up(one) == 0
+        listed = client.get("/games", headers=bearer(ADMIN_KEY)).json["games"]
+        assert listed[0]["id"] == third["id"]
+        queues.close()
+    finally:
+        one.close()
+        two.close()
