@@ -1030,10 +1030,12 @@ def worker_class() -> type[Any]:
     class StepWorker(SimpleWorker):
         _expires_at = 0.0
         _suspension_checked_at = -math.inf
+        #: The seconds its heartbeats and suspension checks go by (a test sets its own).
+        clock: Callable[[], float] = staticmethod(time.monotonic)
 
         def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
             wanted = timeout or self.worker_ttl + 60
-            left = self._expires_at - time.monotonic()
+            left = self._expires_at - self.clock()
             if pipeline is not None:
                 # Written with other bookkeeping anyway; never shortens the key's life (RQ
                 # asks for the job's timeout here, less than the key has between jobs).
@@ -1045,7 +1047,7 @@ def worker_class() -> type[Any]:
                 with self.connection.pipeline(transaction=False) as together:
                     super().heartbeat(wanted, pipeline=together)
                     together.execute()
-            self._expires_at = time.monotonic() + wanted
+            self._expires_at = self.clock() + wanted
 
         def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
             # RQ writes the job's ``last_heartbeat`` once more here, a round trip of its own
@@ -1053,7 +1055,7 @@ def worker_class() -> type[Any]:
             job.ended_at = rq_now()
 
         def check_for_suspension(self, burst: bool) -> None:
-            checked = time.monotonic()
+            checked = self.clock()
             if checked - self._suspension_checked_at < SUSPENSION_CHECK_EVERY:
                 return
             super().check_for_suspension(burst)
