@@ -2,12 +2,13 @@
 
 The deployment of compose.yaml on loopback: a redis-server started here on a free port with
 AOF ``appendfsync always``, gunicorn with 2 workers of compose's worker class (gevent) serving
-``create_app()`` on the Redis store, and two ``meeple worker`` processes doing the automatic
-steps. Games of every product ruleset are created with a known seed (admin key) and played
-ahead in memory, so the load generator knows a legal action for every position and only POSTs
-actions: 16 keep-alive connections (2 processes x 8 threads, so the client's GIL is not the
-bottleneck) spread over many games; a game waiting for its automatic step (409) is set aside
-and retried later.
+``create_app()`` on the Redis store, and the three ``meeple worker`` processes compose.yaml
+runs that take automatic steps (two ``worker`` on steps and notifications, one
+``steps-worker`` on steps only). Games of every product ruleset are created with a known
+seed (admin key) and played ahead in memory, so the load generator knows a legal action for
+every position and only POSTs actions: 16 keep-alive connections (2 processes x 8 threads,
+so the client's GIL is not the bottleneck) spread over many games; a game waiting for its
+automatic step (409) is set aside and retried later.
 
 The baseline is the same gunicorn serving a bare Flask endpoint that does one XADD per
 request to the same Redis, driven by the same load generator in the same run. Each phase
@@ -55,14 +56,23 @@ GAMES = 96
 GUNICORN_WORKERS = 2
 #: As compose.yaml runs them (gevent: a request, or a live stream, is a greenlet).
 WORKER_CLASS = "service.gevent_worker.StreamingWorker"
-#: As compose.yaml runs them.
-RQ_WORKERS = 2
+#: The queues of each RQ worker that takes automatic steps, as compose.yaml runs them: its
+#: ``worker`` service (two replicas) and its ``steps-worker``.
+RQ_WORKERS = (["steps", "notifications"], ["steps", "notifications"], ["steps"])
 #: Seconds a connection leaves a game alone after hearing 409 awaiting_system_step (a client
 #: told Retry-After: 1 would wait longer; this keeps the games busy without hammering them).
 SET_ASIDE = 0.025
 #: Seconds of load before each measured phase, not counted.
 WARM_UP = 2.0
 WORKER_CODE = "from service.cli import main; raise SystemExit(main(['worker']))"
+
+
+def worker_code(queues: list[str]) -> str:
+    """The code of a ``meeple worker`` process on ``queues``."""
+    arguments = ["worker"] + [part for queue in queues for part in ("--queue", queue)]
+    return f"from service.cli import main; raise SystemExit(main({arguments!r}))"
+
+
 #: The process id of each server the bench started (its URL or gunicorn port -> pid).
 PIDS: dict[str, int] = {}
 
@@ -422,13 +432,13 @@ def run(report: Callable[..., None]) -> None:
                     base_elapsed, base = load(port, plans, seconds)
             workers = [
                 subprocess.Popen(
-                    [sys.executable, "-c", WORKER_CODE],
+                    [sys.executable, "-c", worker_code(queues)],
                     cwd=ROOT,
                     env=env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
-                for _ in range(RQ_WORKERS)
+                for queues in RQ_WORKERS
             ]
             api_cpu: dict[str, float] = {}
             try:

@@ -304,3 +304,23 @@ def test_the_image_holds_every_package_the_distribution_ships(compose: dict[str,
         package = pattern.rstrip("*")
         assert f"COPY {package} {package}" in dockerfile
         assert (ROOT / package / "__init__.py").exists()
+
+
+def test_the_http_bench_runs_the_workers_that_take_steps_as_compose_does(
+    compose: dict[str, Any],
+) -> None:
+    """``python -m bench http`` measures this deployment: each worker that serves the steps'
+    queue, with the queues it serves, as many times as compose runs it."""
+    from bench.bench_http import RQ_WORKERS
+    from service.cli import build_parser
+
+    taking_steps = []
+    for service in compose["services"].values():
+        command = command_of(service)
+        if command[:2] != ["meeple", "worker"]:
+            continue
+        # No --queue: the default queues, steps first (service.jobs.run_worker).
+        queues = build_parser().parse_args(command[1:]).queue or ["steps", "notifications"]
+        if "steps" in queues:
+            taking_steps += [queues] * int(service.get("deploy", {}).get("replicas", 1))
+    assert sorted(taking_steps) == sorted(RQ_WORKERS)
