@@ -11,17 +11,19 @@ so the client's GIL is not the bottleneck) spread over many games; a game waitin
 automatic step (409) is set aside and retried later.
 
 The baseline is the same gunicorn serving a bare Flask endpoint that does one XADD per
-request to the same Redis, driven by the same load generator in the same run. Each phase
-runs ``MEEPLE_BENCH_SECONDS`` (default 6) seconds at most, after ``WARM_UP`` seconds of the
-same load that are not counted (each gunicorn worker folds and caches the games it serves,
-and opens its Redis connections, once; a server that runs for long does that once too).
+request to the same Redis, driven by the same load generator in the same run: both servers
+run side by side, and after ``WARM_UP`` seconds of load on each that are not counted (each
+gunicorn worker folds and caches the games it serves, and opens its Redis connections, once;
+a server that runs for long does that once too), ``ROUNDS`` rounds each load the baseline,
+then ours, then ours with ``Prefer: wait=10`` on every action (docs/api.md: an action that
+makes an automatic step due is answered after it, so no answer is 409), for
+``MEEPLE_BENCH_SECONDS / 2`` seconds each (default 3). Each line gives the rates over all
+the rounds; the ratio of each round is printed too, which shows how much the shared
+machine's load moved under the bench.
 
 It also prints the CPU each kind of process used per answer in the measured phases (the
 gunicorn workers, redis-server, and in ours the RQ workers, which share the cores: a cost
 the baseline does not have, shown rather than hidden).
-
-A last phase plays on with ``Prefer: wait=10`` on every action (docs/api.md): an action that
-makes an automatic step due is answered after it, so no answer is 409.
 
 ``MEEPLE_BENCH_PROFILE=1`` also prints where the API's time goes: one process serving the
 same POSTs through the Flask test client under cProfile.
@@ -52,7 +54,13 @@ ROOT = Path(__file__).resolve().parents[1]
 ADMIN_KEY = "bench-admin-key-0123456789abcdef"
 CONNECTIONS = 16
 PROCESSES = 2
-GAMES = 96
+#: Enough games that none runs out of planned moves before the bench ends (about 21,000
+#: moves in all; the rounds play some 13,000).
+GAMES = 192
+#: Measured rounds: in each, the baseline, ours, and ours with ``Prefer: wait``, one after
+#: the other, ``MEEPLE_BENCH_SECONDS / 2`` seconds each, so a change of the shared machine's
+#: load during the bench weighs on every side alike.
+ROUNDS = 3
 GUNICORN_WORKERS = 2
 #: As compose.yaml runs them (gevent: a request, or a live stream, is a greenlet).
 WORKER_CLASS = "service.gevent_worker.StreamingWorker"
@@ -278,6 +286,15 @@ class Tally:
     #: game -> the index of its next move when the load stopped
     positions: dict[str, int] = field(default_factory=dict)
 
+    def add(self, other: Tally) -> None:
+        """Count ``other``'s answers in this tally too."""
+        self.positions.update(other.positions)
+        self.latencies.extend(other.latencies)
+        self.appended += other.appended
+        self.waits += other.waits
+        for status, count in other.errors.items():
+            self.errors[status] = self.errors.get(status, 0) + count
+
 
 def drive(
     port: int,
@@ -329,13 +346,9 @@ def drive(
         if not progressed:
             time.sleep(0.001)
     connection.close()
+    mine.positions = {plan.game_id: plan.next for plan in plans}
     with lock:
-        tally.positions.update({plan.game_id: plan.next for plan in plans})
-        tally.latencies.extend(mine.latencies)
-        tally.appended += mine.appended
-        tally.waits += mine.waits
-        for status, count in mine.errors.items():
-            tally.errors[status] = tally.errors.get(status, 0) + count
+        tally.add(mine)
 
 
 def _load_process(
@@ -382,12 +395,7 @@ def load(
     total = Tally()
     for _ in processes:
         latencies, appended, waits, errors, positions = results.get(timeout=seconds + 120)
-        total.positions.update(positions)
-        total.latencies.extend(latencies)
-        total.appended += appended
-        total.waits += waits
-        for status, count in errors.items():
-            total.errors[status] = total.errors.get(status, 0) + count
+        total.add(Tally(latencies, appended, waits, errors, positions))
     elapsed = time.perf_counter() - began
     for process in processes:
         process.join(timeout=30)
@@ -406,8 +414,37 @@ def percentile(values: list[float], fraction: float) -> float:
 # -- the run --------------------------------------------------------------------------------
 
 
+@dataclass
+class Side:
+    """What one side of the comparison did over the rounds: its answers, its seconds of load,
+    and the CPU seconds each kind of its processes spent meanwhile."""
+
+    tally: Tally = field(default_factory=Tally)
+    seconds: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)
+    rates: list[float] = field(default_factory=list)
+
+    def phase(
+        self,
+        port: int,
+        plans: list[Plan],
+        seconds: float,
+        groups: dict[str, list[int]],
+        prefer: dict[str, str] | None = None,
+    ) -> None:
+        with cpu_of(groups, self.cpu):
+            elapsed, tally = load(port, plans, seconds, prefer)
+        self.tally.add(tally)
+        self.seconds += elapsed
+        self.rates.append(tally.appended / elapsed)
+
+    @property
+    def rate(self) -> float:
+        return self.tally.appended / self.seconds
+
+
 def run(report: Callable[..., None]) -> None:
-    seconds = float(os.environ.get("MEEPLE_BENCH_SECONDS", "6"))
+    phase = float(os.environ.get("MEEPLE_BENCH_SECONDS", "6")) / 2
     with tempfile.TemporaryDirectory(prefix="meeple-bench-http-") as scratch:
         directory = Path(scratch)
         with redis_server(directory) as url:
@@ -422,14 +459,6 @@ def run(report: Callable[..., None]) -> None:
                 # the 20 a second a client gets (its 429s would measure the limit).
                 "MEEPLE_RATE_LIMIT_ACTIONS": "1000/second",
             }
-            redis_pids = [PIDS[url]]
-            base_cpu: dict[str, float] = {}
-            with gunicorn("bench.bench_http:baseline_app()", env) as port:
-                plans = baseline_plans(GAMES)
-                load(port, plans, WARM_UP)
-                groups = {"gunicorn": children_of(PIDS[f"gunicorn:{port}"]), "redis": redis_pids}
-                with cpu_of(groups, base_cpu):
-                    base_elapsed, base = load(port, plans, seconds)
             workers = [
                 subprocess.Popen(
                     [sys.executable, "-c", worker_code(queues)],
@@ -440,19 +469,30 @@ def run(report: Callable[..., None]) -> None:
                 )
                 for queues in RQ_WORKERS
             ]
-            api_cpu: dict[str, float] = {}
+            base, ours, waited = Side(), Side(), Side()
             try:
-                with gunicorn("service.app:create_app()", env) as port:
+                with (
+                    gunicorn("bench.bench_http:baseline_app()", env) as base_port,
+                    gunicorn("service.app:create_app()", env) as port,
+                ):
+                    base_plans = baseline_plans(GAMES)
                     plans = plan_games(port, GAMES)
+                    load(base_port, base_plans, WARM_UP)
                     load(port, plans, WARM_UP)
+                    redis_pids = [PIDS[url]]
+                    base_groups = {
+                        "gunicorn": children_of(PIDS[f"gunicorn:{base_port}"]),
+                        "redis": redis_pids,
+                    }
                     groups = {
                         "gunicorn": children_of(PIDS[f"gunicorn:{port}"]),
                         "redis": redis_pids,
                         "RQ workers": [worker.pid for worker in workers],
                     }
-                    with cpu_of(groups, api_cpu):
-                        elapsed, api = load(port, plans, seconds)
-                    waited_elapsed, waited = load(port, plans, seconds, {"Prefer": "wait=10"})
+                    for _ in range(ROUNDS):
+                        base.phase(base_port, base_plans, phase, base_groups)
+                        ours.phase(port, plans, phase, groups)
+                        waited.phase(port, plans, phase, groups, {"Prefer": "wait=10"})
             finally:
                 for worker in workers:
                     worker.terminate()
@@ -460,39 +500,47 @@ def run(report: Callable[..., None]) -> None:
                     worker.wait(timeout=30)
             if os.environ.get("MEEPLE_BENCH_PROFILE"):
                 profile(env)
+    api = ours.tally
     if api.errors:
         print(f"   unexpected statuses from the API: {api.errors}", flush=True)
-    base_rate = base.appended / base_elapsed
-    rate = api.appended / elapsed
     print(
         f"   {api.appended} actions on {GAMES} games, {api.waits} answers 'awaiting the "
-        f"automatic step' (409) set aside; baseline {base.appended} XADDs",
+        f"automatic step' (409) set aside; baseline {base.tally.appended} XADDs; "
+        f"{ROUNDS} rounds of {phase:g} s a side",
         flush=True,
     )
-    report("http: actions/s, 16 connections, gunicorn 2 workers", rate, "actions/s",
-           base_rate, "XADD/s")  # fmt: skip
+    report("http: actions/s, 16 connections, gunicorn 2 workers", ours.rate, "actions/s",
+           base.rate, "XADD/s")  # fmt: skip
     # CPU per answer, by process (the cores are shared: this says where the work goes).
-    ours = ", ".join(
-        f"{name} {spent / max(1, api.appended) * 1000:.2f} ({spent / elapsed:.0%} of a core)"
-        for name, spent in api_cpu.items()
+    mine = ", ".join(
+        f"{name} {spent / max(1, api.appended) * 1000:.2f} ({spent / ours.seconds:.0%} of a core)"
+        for name, spent in ours.cpu.items()
     )
     theirs = ", ".join(
-        f"{name} {spent / max(1, base.appended) * 1000:.2f}" for name, spent in base_cpu.items()
+        f"{name} {spent / max(1, base.tally.appended) * 1000:.2f}"
+        for name, spent in base.cpu.items()
     )
-    print(f"   CPU ms per action: {ours}; per XADD: {theirs}", flush=True)
-    if waited.errors:
-        print(f"   unexpected statuses with Prefer: wait: {waited.errors}", flush=True)
+    print(f"   CPU ms per action: {mine}; per XADD: {theirs}", flush=True)
+    if waited.tally.errors:
+        print(f"   unexpected statuses with Prefer: wait: {waited.tally.errors}", flush=True)
     print(
-        f"   with Prefer: wait=10: {waited.appended} actions, {waited.waits} answers 409",
+        f"   with Prefer: wait=10: {waited.tally.appended} actions, "
+        f"{waited.tally.waits} answers 409",
         flush=True,
     )
-    report("http: actions/s with Prefer: wait=10", waited.appended / waited_elapsed,
-           "actions/s", base_rate, "XADD/s")  # fmt: skip
+    report("http: actions/s with Prefer: wait=10", waited.rate, "actions/s",
+           base.rate, "XADD/s")  # fmt: skip
+    # The ratio of each round on its own: how much the machine's load moved under the bench.
+    for name, side in (("actions", ours), ("with Prefer: wait", waited)):
+        ratios = ", ".join(
+            f"{rate / baseline:.3f}" for rate, baseline in zip(side.rates, base.rates, strict=True)
+        )
+        print(f"   ratio of each round, {name}: {ratios}", flush=True)
     for name, fraction in (("p50", 0.50), ("p99", 0.99)):
-        ours = percentile(api.latencies, fraction) * 1000
-        theirs = percentile(base.latencies, fraction) * 1000
-        report(f"http: {name} latency of POST /actions (ratio: lower is better)", ours, "ms",
-               theirs, f"XADD {name}")  # fmt: skip
+        value = percentile(api.latencies, fraction) * 1000
+        baseline = percentile(base.tally.latencies, fraction) * 1000
+        report(f"http: {name} latency of POST /actions (ratio: lower is better)", value, "ms",
+               baseline, f"XADD {name}")  # fmt: skip
 
 
 def profile(env: dict[str, str], count: int = 400) -> None:
