@@ -25,11 +25,14 @@ game's slot) and a reader the trimmed stream left behind walk the registry inste
 
 ``append(..., then=commands)`` also runs ``commands`` in that script, after the events are
 written and only if they were (not on a conflict or a replayed idempotency key): the caller's
-side writes (queueing the work an append makes due, announcing it) cost no round trip of
-their own. The store does not know what they mean; two guards let a caller make some of them
-conditional (``SKIP_UNLESS_EXISTS``, ``SKIP_IF_FIELD_IN``), and ``REPLY_EXISTS`` tells it
-whether a key exists (``AppendResult.replies``). Those commands name keys the
-script does not declare, so ``then`` is for a single server only (never a cluster).
+side writes (queueing the work an append makes due, announcing it, the game's row in the
+game index) cost no round trip of their own. ``then`` may also be a function of the sealed
+envelopes that returns the commands (for writes that name the time recorded). The store does
+not know what they mean; guards let a caller make some of them conditional
+(``SKIP_UNLESS_EXISTS``, ``SKIP_IF_FIELD_IN``, ``SKIP_UNLESS_FIELD_BELOW``),
+``ZADD_SCORED_BY`` scores a sorted set's member by a hash field, and ``REPLY_EXISTS`` tells
+it whether a key exists (``AppendResult.replies``). Those commands name keys the script does
+not declare, so ``then`` is for a single server only (never a cluster).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -63,9 +66,17 @@ SKIP_UNLESS_EXISTS = "meeple:skip-unless-exists"
 #: if the hash field's value is one of the values.
 SKIP_IF_FIELD_IN = "meeple:skip-if-field-in"
 
+#: ``then`` guard ``(SKIP_UNLESS_FIELD_BELOW, key, field, number, n)``: skip the next n
+#: commands unless the hash field holds a number below ``number``.
+SKIP_UNLESS_FIELD_BELOW = "meeple:skip-unless-field-below"
+
 #: ``then`` entry ``(REPLY_EXISTS, key)``: whether key exists (1 or 0) is added to the
 #: append's ``replies``, in order (so the caller learns it without a round trip of its own).
 REPLY_EXISTS = "meeple:reply-exists"
+
+#: ``then`` entry ``(ZADD_SCORED_BY, key, hash, field, member)``: ``ZADD key score member``
+#: with the score the hash field holds (nothing if it holds none).
+ZADD_SCORED_BY = "meeple:zadd-scored-by"
 
 #: One Redis command: its name and arguments, as redis-py would send them.
 Command = Sequence[str | bytes | int | float]
@@ -128,6 +139,16 @@ while at <= #ARGV do
       if value == command[index] then
         skip = tonumber(command[4])
       end
+    end
+  elseif command[1] == 'meeple:skip-unless-field-below' then
+    local value = tonumber(redis.call('HGET', command[2], command[3]) or '')
+    if not value or value >= tonumber(command[4]) then
+      skip = tonumber(command[5])
+    end
+  elseif command[1] == 'meeple:zadd-scored-by' then
+    local score = redis.call('HGET', command[3], command[4])
+    if score then
+      redis.call('ZADD', command[2], score, command[5])
     end
   else
     redis.call(unpack(command))
@@ -205,10 +226,11 @@ class RedisEventStore(EventStore):
         expected_version: int,
         idempotency_key: str | None = None,
         *,
-        then: Sequence[Command] = (),
+        then: Sequence[Command] | Callable[[list[Envelope]], Sequence[Command]] = (),
     ) -> AppendResult:
         """The contract's append; ``then``: commands run in the same script after a successful
-        append, on this server (see the module docstring)."""
+        append, on this server, or a function of the sealed envelopes that gives them (see
+        the module docstring)."""
         check_append(events, expected_version)
         if then and isinstance(self.client, RedisCluster):
             raise ValueError("side writes with an append need a single Redis server")
@@ -233,7 +255,7 @@ class RedisEventStore(EventStore):
             envelopes.append(envelope)
         texts = [canonical_json(envelope).decode("utf-8") for envelope in envelopes]
         side_writes: list[str | bytes | int | float] = []
-        for command in then:
+        for command in then(envelopes) if callable(then) else then:
             side_writes.append(len(command))
             side_writes.extend(command)
         keys = [self._key(game_id, "events"), head_key, self._key(game_id, "idem")]

@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 import redis
 
+from events.envelope import Envelope
 from events.redis_store import (
     REPLY_EXISTS,
     SKIP_IF_FIELD_IN,
     SKIP_UNLESS_EXISTS,
+    SKIP_UNLESS_FIELD_BELOW,
+    ZADD_SCORED_BY,
     RedisEventStore,
 )
 from events.store import ConcurrencyConflict
@@ -57,6 +60,57 @@ def test_guards_skip_the_commands_they_cover(redis_store: RedisEventStore) -> No
         ],
     )
     assert redis_store.client.lrange("side", 0, -1) == ["made"]
+
+
+def test_a_guard_skips_unless_a_field_holds_a_number_below_a_bound(
+    redis_store: RedisEventStore,
+) -> None:
+    redis_store.client.hset("versions", mapping={"a": 3, "b": 7})
+    redis_store.append(
+        "g",
+        [step(1)],
+        0,
+        then=[
+            (SKIP_UNLESS_FIELD_BELOW, "versions", "a", 5, 1),
+            ("RPUSH", "side", "a below 5"),
+            (SKIP_UNLESS_FIELD_BELOW, "versions", "b", 7, 1),
+            ("RPUSH", "side", "skipped: b is 7"),
+            (SKIP_UNLESS_FIELD_BELOW, "versions", "missing", 100, 2),
+            ("RPUSH", "side", "skipped: no field"),
+            ("RPUSH", "side", "skipped too"),
+            ("RPUSH", "side", "made"),
+        ],
+    )
+    assert redis_store.client.lrange("side", 0, -1) == ["a below 5", "made"]
+
+
+def test_a_member_may_be_scored_by_a_hash_field(redis_store: RedisEventStore) -> None:
+    redis_store.client.hset("orders", "game", 42)
+    redis_store.append(
+        "g",
+        [step(1)],
+        0,
+        then=[
+            (ZADD_SCORED_BY, "set", "orders", "game", "game"),
+            (ZADD_SCORED_BY, "set", "orders", "unknown", "unknown"),
+        ],
+    )
+    assert redis_store.client.zrange("set", 0, -1, withscores=True) == [("game", 42.0)]
+
+
+def test_side_writes_may_be_made_of_the_sealed_envelopes(redis_store: RedisEventStore) -> None:
+    seen: list[list[Envelope]] = []
+
+    def writes(envelopes: list[Envelope]) -> list[tuple[str, ...]]:
+        seen.append(envelopes)
+        return [("SET", "at", envelopes[-1]["recorded_at"])]
+
+    result = redis_store.append("g", [step(1), step(2)], 0, then=writes)
+    assert seen == [result.envelopes]
+    assert redis_store.client.get("at") == redis_store.read("g")[-1]["recorded_at"]
+    with pytest.raises(ConcurrencyConflict):
+        redis_store.append("g", [step(3)], 0, then=lambda _: [("SET", "at", "conflict")])
+    assert redis_store.client.get("at") != "conflict"
 
 
 def test_side_writes_may_ask_whether_keys_exist(redis_store: RedisEventStore) -> None:
