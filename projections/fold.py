@@ -410,6 +410,8 @@ def start(envelope: Envelope, fetch: Fetch | None = None) -> Game:
         "seat_token_hashes": list(secret.get("seat_token_hashes", [])),
         "open_seats": list(data.get("lobby", {}).get("open_seats", [])),
         "bots": list(data.get("lobby", {}).get("bots") or [None] * len(data["players"])),
+        # When the log began (its first event's time): the game index's ``created_at``.
+        "created_at": envelope.get("recorded_at"),
     }
     if markers:
         _branch_meta(meta, markers)

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ from projections.fold import (
     open_seat_name,
     step_action,
 )
+from projections.readmodels.game_index import summarize_game
 from projections.rng import derive_rng
 from projections.ruleset import Action, IllegalAction, State, get_ruleset
 from service.auth import new_token, token_hash
@@ -139,6 +140,29 @@ def load_for_action(services: Services, game_id: str) -> tuple[Game, bool]:
     if cached is not None and streams is not None and streams.is_current(game_id, cached.version):
         return cached, False
     return load_game(services, game_id, shared=True), True
+
+
+def with_index_row(
+    services: Services, game: Game, new_state: State, then: list[Any]
+) -> list[Any] | Callable[[list[Envelope]], list[Any]]:
+    """``then`` and, before it, the writes of the game's row in the game index after the step
+    (``RedisGameIndex.row_writes``), when the index lives on the event store's own Redis: the
+    process that holds the game folded writes the row with the append, so no catch-up folds
+    the step again. The row names the time the store records (hence a function of the sealed
+    envelopes). ``then`` as it is otherwise (the side writes may select another database:
+    the row goes first)."""
+    index = services.game_index
+    created_at = game.meta.get("created_at")
+    shares = getattr(index, "shares_server_with", None)
+    if created_at is None or shares is None or not shares(getattr(services.store, "client", None)):
+        return then
+    after = Game(game.ruleset, game.meta, new_state, game.version + 1)
+
+    def writes(envelopes: list[Envelope]) -> list[Any]:
+        row = summarize_game(after, str(created_at), str(envelopes[-1]["recorded_at"]))
+        return [*index.row_writes(row), *then]  # type: ignore[attr-defined]
+
+    return writes
 
 
 def catch_up(services: Services) -> int:
@@ -534,6 +558,7 @@ def append(
     jobs = services.jobs
     due = None
     then: list[Any] = []
+    writes: list[Any] | Callable[[list[Envelope]], list[Any]] = []
     if (
         game is not None
         and new_state is not None
@@ -547,9 +572,11 @@ def append(
         bot = not awaiting and due_bot_seat(game, new_state) is not None
         due = jobs.due_after(game_id, expected_version + 1, awaiting, bot, take_next_step)
         then = jobs.side_writes(due)
+        if then:
+            writes = with_index_row(services, game, new_state, then)
     if then:
         result = services.store.append(  # type: ignore[call-arg]
-            game_id, list(events), expected_version, idempotency_key, then=then
+            game_id, list(events), expected_version, idempotency_key, then=writes
         )
     else:
         result = services.store.append(game_id, list(events), expected_version, idempotency_key)

@@ -1,10 +1,13 @@
 """The game index: one row per game, for ``GET /games`` (filter by ruleset, status, player).
 
-It is a read model: derived only from the event store's feed (``read_feed``), never the
-source of truth, and rebuilt from scratch by deleting it. ``catch_up`` reads the feed
-after the position it saved, folds each touched game (through the caller's loader, which
-caches) and upserts a summary; a row never goes back to an older version, so two
-catch-ups running at once, or an event read twice, leave the same index.
+It is a read model: derived only from the event store's events, never the source of truth,
+and rebuilt from scratch by deleting it. ``catch_up`` reads the feed (``read_feed``) after
+the position it saved, folds each touched game (through the caller's loader, which caches)
+and upserts a summary; a row never goes back to an older version, so two catch-ups running
+at once, or an event read twice, leave the same index. Where the store's append can write
+it too (a single Redis server), the process that appends a step and holds the game folded
+writes the game's row with the append (``RedisGameIndex.row_writes``), the same row a
+catch-up would: a catch-up then leaves that game alone.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +62,12 @@ class GameRow:
     order: int = 0
 
     def public(self) -> dict[str, Any]:
-        row = asdict(self)
-        row.pop("order")
-        return row
+        """The row's fields but its order (not ``asdict``: no field needs a deep copy, and
+        this runs with every append that writes its row)."""
+        return {name: getattr(self, name) for name in _PUBLIC_FIELDS}
+
+
+_PUBLIC_FIELDS = tuple(field.name for field in fields(GameRow) if field.name != "order")
 
 
 def summarize_game(game: Game, created_at: str, updated_at: str) -> GameRow:
@@ -119,6 +125,13 @@ class GameIndex(ABC):
         """The rows of several games (None: not indexed yet)."""
         return {game_id: self.get(game_id) for game_id in game_ids}
 
+    def versions(self, game_ids: list[str]) -> dict[str, int]:
+        """The version each of these games' rows shows (0: not indexed yet)."""
+        return {
+            game_id: row.version if row is not None else 0
+            for game_id, row in self.get_many(game_ids).items()
+        }
+
     @abstractmethod
     def query(
         self,
@@ -175,6 +188,11 @@ class GameIndex(ABC):
                         max(earlier[1], envelope["recorded_at"]),
                     )
                     events.setdefault(envelope["game_id"], []).append(envelope)
+                # A row its game's append wrote already (``RedisGameIndex.row_writes``) is
+                # not folded again.
+                shown = self.versions(list(touched))
+                for game_id in [g for g in touched if shown[g] >= events[g][-1]["seq"]]:
+                    del touched[game_id]
                 unknown = [game_id for game_id, (created, _) in touched.items() if created is None]
                 known = self.get_many(unknown)
                 rows = []
@@ -256,6 +274,17 @@ class SQLiteGameIndex(GameIndex):
                 " ON CONFLICT (id) DO UPDATE SET position = excluded.position",
                 (json.dumps(position, sort_keys=True),),
             )
+
+    def versions(self, game_ids: list[str]) -> dict[str, int]:
+        shown = {game_id: 0 for game_id in game_ids}
+        for at in range(0, len(game_ids), 500):  # within SQLite's bound on parameters
+            chunk = game_ids[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            found = self._pool.query(
+                f"SELECT game_id, version FROM games WHERE game_id IN ({marks})", tuple(chunk)
+            )
+            shown.update({str(game_id): int(version) for game_id, version in found})
+        return shown
 
     def get(self, game_id: str) -> GameRow | None:
         rows = self._pool.query("SELECT ord, row FROM games WHERE game_id = ?", (game_id,))

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
+from events.redis_store import SKIP_UNLESS_FIELD_BELOW, ZADD_SCORED_BY, Command
 from projections.readmodels.game_index import STATUSES, GameIndex, GameRow, Page
 
 # KEYS: 1 games hash, 2 orders hash, 3 versions hash, 4 next counter, 5 all, 6 ruleset set,
@@ -80,6 +81,12 @@ if #KEYS > 4 then redis.call('DEL', KEYS[3]) end
 if #ids == 0 then return {{}, {}} end
 return {redis.call('HMGET', KEYS[1], unpack(ids)), redis.call('HMGET', KEYS[2], unpack(ids))}
 """
+
+
+def row_json(row: GameRow) -> str:
+    """A row as the index stores it (as Python writes it: cjson would turn an empty list into
+    an object)."""
+    return json.dumps(row.public(), sort_keys=True)
 
 
 class RedisGameIndex(GameIndex):
@@ -137,10 +144,8 @@ class RedisGameIndex(GameIndex):
             self._upsert(keys=keys, args=args)
         self.client.set(self._key("position"), position_json)
 
-    def _upsert_call(self, row: GameRow) -> tuple[list[str], list[Any]]:
-        """The keys and arguments of ``UPSERT_SCRIPT`` for one row."""
-        public = asdict(row)
-        public.pop("order")
+    def _sets(self, row: GameRow) -> tuple[dict[str, bool], list[str]]:
+        """The sets a row's game is in or out of (key -> whether in), and those it only joins."""
         membership = {
             **{self._key("status", status): row.status == status for status in STATUSES},
             self._key("open"): bool(row.open_seats),
@@ -152,6 +157,11 @@ class RedisGameIndex(GameIndex):
         joined = [self._key("player", name) for name in sorted(set(row.players))]
         if row.branch_of is not None:
             joined.append(self._key("branch_of", row.branch_of))
+        return membership, joined
+
+    def _upsert_call(self, row: GameRow) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of ``UPSERT_SCRIPT`` for one row."""
+        membership, joined = self._sets(row)
         keys = [
             self._key("games"),
             self._key("orders"),
@@ -165,11 +175,42 @@ class RedisGameIndex(GameIndex):
         args = [
             row.game_id,
             row.version,
-            json.dumps(public, sort_keys=True),
+            row_json(row),
             len(membership),
             *("1" if member else "0" for member in membership.values()),
         ]
         return keys, args
+
+    def row_writes(self, row: GameRow) -> list[Command]:
+        """``UPSERT_SCRIPT``'s writes of a row, as side writes of the event store's append
+        (``RedisEventStore.append(then=...)``) that brings its game to ``row.version``, for a
+        game indexed before (its order known): made only while the row shows an older
+        version, and nothing for a game not indexed yet (the next catch-up indexes it)."""
+        game_id = row.game_id
+        orders = self._key("orders")
+        membership, joined = self._sets(row)
+        writes: list[Command] = [
+            ("HSET", self._key("games"), game_id, row_json(row)),
+            ("HSET", self._key("versions"), game_id, row.version),
+        ]
+        for key, member in membership.items():
+            joins = (ZADD_SCORED_BY, key, orders, game_id, game_id)
+            writes.append(joins if member else ("ZREM", key, game_id))
+        writes += [(ZADD_SCORED_BY, key, orders, game_id, game_id) for key in joined]
+        guard = (SKIP_UNLESS_FIELD_BELOW, self._key("versions"), game_id, row.version, len(writes))
+        return [guard, *writes]
+
+    def shares_server_with(self, client: Any) -> bool:
+        """Whether this index lives in the same database of the same single Redis server as
+        ``client`` (an event store's): then its writes may go in that store's scripts."""
+        import redis
+
+        if not (isinstance(client, redis.Redis) and isinstance(self.client, redis.Redis)):
+            return False
+        ours = self.client.connection_pool.connection_kwargs
+        theirs = client.connection_pool.connection_kwargs
+        place = ("host", "port", "path", "username", "password", "db")
+        return all(ours.get(name) == theirs.get(name) for name in place)
 
     def get(self, game_id: str) -> GameRow | None:
         text = self.client.hget(self._key("games"), game_id)
@@ -177,6 +218,12 @@ class RedisGameIndex(GameIndex):
             return None
         order = self.client.hget(self._key("orders"), game_id)
         return replace(GameRow(**json.loads(text)), order=int(order or 0))
+
+    def versions(self, game_ids: list[str]) -> dict[str, int]:
+        if not game_ids:
+            return {}
+        shown = self.client.hmget(self._key("versions"), game_ids)
+        return {game_id: int(v or 0) for game_id, v in zip(game_ids, shown, strict=True)}
 
     def get_many(self, game_ids: list[str]) -> dict[str, GameRow | None]:
         if not game_ids:

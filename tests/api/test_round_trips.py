@@ -391,3 +391,46 @@ def test_one_worker_at_a_time_catches_the_game_index_up(redis_services: Services
     finally:
         one.close()
         two.close()
+
+
+def test_a_step_writes_its_games_row_in_the_index_with_its_append(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process that appends a step holds the game folded: the game's row goes in the
+    append's script (no round trip of its own), as a catch-up would write it, so the catch-up
+    folds nothing again; a game not indexed yet is left to the catch-up."""
+    client = create_app(services=redis_services).test_client()
+    index = redis_services.game_index
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 1})
+    assert index.get(game["id"]) is None, "a game not indexed yet got a row from its append"
+    assert commands.catch_up(redis_services) == 2
+    with round_trips(monkeypatch) as sent:
+        play(client, game, 1, {"type": "bid", "amount": 2})
+    assert len(sent) == 1, "the row cost a round trip of its own"
+    row = index.get(game["id"])
+    assert row is not None and row.version == 3
+    assert row.updated_at == redis_services.store.read(game["id"])[-1]["recorded_at"]
+    assert row.awaiting_system == "reveal_bids" and row.to_act == []
+    # The worker's step writes the row too.
+    assert system_step(redis_services, game["id"], 3).appended
+    row = index.get(game["id"])
+    assert row is not None and row.version == 4 and row.awaiting_system is None
+    # The catch-up reads the two events and folds neither again.
+    folded: list[str] = []
+    through = redis_services.folder.load_through
+    monkeypatch.setattr(
+        redis_services.folder,
+        "load_through",
+        lambda game_id, envelopes: folded.append(game_id) or through(game_id, envelopes),
+    )
+    assert commands.catch_up(redis_services) == 2
+    assert folded == []
+    assert index.get(game["id"]) == row
+    # The same row as a catch-up from scratch writes.
+    store = redis.Redis.from_url(redis_services.config.store_url)
+    store.delete(*store.keys("meeple:{index}:*"))
+    store.close()
+    assert commands.catch_up(redis_services) == 4
+    assert folded == [game["id"]]
+    assert index.get(game["id"]) == row
