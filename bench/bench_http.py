@@ -72,13 +72,15 @@ RQ_WORKERS = (["steps", "notifications"], ["steps", "notifications"], ["steps"])
 SET_ASIDE = 0.025
 #: Seconds of load before each measured phase, not counted.
 WARM_UP = 2.0
-WORKER_CODE = "from service.cli import main; raise SystemExit(main(['worker']))"
 
 
 def worker_code(queues: list[str]) -> str:
-    """The code of a ``meeple worker`` process on ``queues``."""
+    """The code of a ``meeple worker`` process on ``queues`` (none: its default queues)."""
     arguments = ["worker"] + [part for queue in queues for part in ("--queue", queue)]
     return f"from service.cli import main; raise SystemExit(main({arguments!r}))"
+
+
+WORKER_CODE = worker_code([])
 
 
 #: The process id of each server the bench started (its URL or gunicorn port -> pid).

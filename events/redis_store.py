@@ -85,6 +85,24 @@ Command = Sequence[str | bytes | int | float]
 #: further behind than that walks the registry once, then reads the stream again.
 FEED_LENGTH = 1_000_000
 
+
+def same_server(one: Any, other: Any) -> bool:
+    """Whether two clients are plain ``redis.Redis`` clients of the same single server (the
+    same address and user; maybe other databases): one's script may then write the other's
+    keys, selecting its database. Never a cluster's."""
+    if not (isinstance(one, redis.Redis) and isinstance(other, redis.Redis)):
+        return False
+    ours = one.connection_pool.connection_kwargs
+    theirs = other.connection_pool.connection_kwargs
+    place = ("host", "port", "path", "username", "password")
+    return all(ours.get(name) == theirs.get(name) for name in place)
+
+
+def database_of(client: Any) -> int:
+    """The database number a plain ``redis.Redis`` client uses."""
+    return int(client.connection_pool.connection_kwargs.get("db", 0) or 0)
+
+
 APPEND_SCRIPT = """
 -- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag),
 --       4 the feed stream (a single server only)

@@ -43,7 +43,14 @@ from typing import Any
 
 import redis
 
-from events.redis_store import REPLY_EXISTS, SKIP_IF_FIELD_IN, Command, RedisEventStore
+from events.redis_store import (
+    REPLY_EXISTS,
+    SKIP_IF_FIELD_IN,
+    Command,
+    RedisEventStore,
+    database_of,
+    same_server,
+)
 from events.sqlite_store import SQLiteEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
@@ -905,13 +912,9 @@ return 1
             return self._fusable[0]
         store = getattr(self.services, "store", None)
         found: int | None = None
-        if isinstance(store, RedisEventStore) and isinstance(store.client, redis.Redis):
-            ours = self.connection.connection_pool.connection_kwargs
-            theirs = store.client.connection_pool.connection_kwargs
-            place = ("host", "port", "path", "username", "password")
-            if all(ours.get(name) == theirs.get(name) for name in place):
-                database = int(ours.get("db", 0) or 0)
-                found = -1 if database == int(theirs.get("db", 0) or 0) else database
+        if isinstance(store, RedisEventStore) and same_server(self.connection, store.client):
+            database = database_of(self.connection)
+            found = -1 if database == database_of(store.client) else database
         self._fusable = (found,)
         return found
 

@@ -27,7 +27,13 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from events.redis_store import SKIP_UNLESS_FIELD_BELOW, ZADD_SCORED_BY, Command
+from events.redis_store import (
+    SKIP_UNLESS_FIELD_BELOW,
+    ZADD_SCORED_BY,
+    Command,
+    database_of,
+    same_server,
+)
 from projections.readmodels.game_index import STATUSES, GameIndex, GameRow, Page
 
 # KEYS: 1 games hash, 2 orders hash, 3 versions hash, 4 next counter, 5 all, 6 ruleset set,
@@ -98,6 +104,8 @@ class RedisGameIndex(GameIndex):
         self.prefix = prefix
         self._upsert = client.register_script(UPSERT_SCRIPT)
         self._query = client.register_script(QUERY_SCRIPT)
+        #: (an event store's client, whether this index shares its server and database)
+        self._shares: tuple[Any, bool] | None = None
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "meeple") -> RedisGameIndex:
@@ -202,15 +210,15 @@ class RedisGameIndex(GameIndex):
 
     def shares_server_with(self, client: Any) -> bool:
         """Whether this index lives in the same database of the same single Redis server as
-        ``client`` (an event store's): then its writes may go in that store's scripts."""
-        import redis
-
-        if not (isinstance(client, redis.Redis) and isinstance(self.client, redis.Redis)):
-            return False
-        ours = self.client.connection_pool.connection_kwargs
-        theirs = client.connection_pool.connection_kwargs
-        place = ("host", "port", "path", "username", "password", "db")
-        return all(ours.get(name) == theirs.get(name) for name in place)
+        ``client`` (an event store's): then its writes may go in that store's scripts. Known
+        once per client (asked with every step's append)."""
+        known = self._shares
+        if known is None or known[0] is not client:
+            shares = same_server(self.client, client) and (
+                database_of(self.client) == database_of(client)
+            )
+            known = self._shares = (client, shares)
+        return known[1]
 
     def get(self, game_id: str) -> GameRow | None:
         text = self.client.hget(self._key("games"), game_id)

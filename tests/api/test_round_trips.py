@@ -80,6 +80,14 @@ def play(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str,
     return response
 
 
+def game_awaiting_reveal(client: FlaskClient) -> dict[str, Any]:
+    """A new game after both bids: its automatic reveal is due after event 3."""
+    game = new_game(client)
+    play(client, game, 0, {"type": "bid", "amount": 1})
+    play(client, game, 1, {"type": "bid", "amount": 2})
+    return game
+
+
 def hearing(services: Services) -> None:
     """Wait until this process hears the announcements (what lets it trust its cache)."""
     deadline = time.monotonic() + 10
@@ -226,9 +234,7 @@ def test_only_the_api_follows_the_announcements(redis_services: Services) -> Non
         assert worker.jobs.streams._listener is None
         client = create_app(services=redis_services).test_client()
         assert redis_services.jobs.streams._listener is not None  # the app started it
-        game = new_game(client)
-        play(client, game, 0, {"type": "bid", "amount": 1})
-        play(client, game, 1, {"type": "bid", "amount": 2})
+        game = game_awaiting_reveal(client)
         # The worker appends the step (commands.append notes it): still no listener.
         assert system_step(worker, game["id"], 3).appended
         assert worker.jobs.streams._listener is None
@@ -241,9 +247,7 @@ def test_an_automatic_step_clears_its_due_mark_in_its_append(
     redis_services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = create_app(services=redis_services).test_client()
-    game = new_game(client)
-    play(client, game, 0, {"type": "bid", "amount": 1})
-    play(client, game, 1, {"type": "bid", "amount": 2})  # the reveal is due after event 3
+    game = game_awaiting_reveal(client)
     queues = redis.Redis.from_url(redis_services.config.redis_url or "")
     assert queues.zscore(RedisJobState.DUE_STEPS, f"{game['id']}:3") is not None
     with round_trips(monkeypatch) as sent:
@@ -350,10 +354,8 @@ def test_a_job_costs_its_worker_nine_round_trips_of_its_own(
     worker.clock = lambda: 1000.0
 
     def burst(steps: int) -> int:
-        for _ in range(steps):  # a new game whose reveal falls due: one step job each
-            game = new_game(client)
-            play(client, game, 0, {"type": "bid", "amount": 1})
-            play(client, game, 1, {"type": "bid", "amount": 2})
+        for _ in range(steps):  # one step job each
+            game_awaiting_reveal(client)
         assert jobs.queues["steps"].count == steps
         with round_trips(monkeypatch) as sent:
             worker.work(burst=True)
