@@ -38,6 +38,7 @@ import json
 import multiprocessing
 import os
 import pstats
+import resource
 import shutil
 import socket
 import subprocess
@@ -219,17 +220,27 @@ def baseline_app() -> Any:
 
 @dataclass
 class Plan:
-    """A game the load generator plays: its id, seat tokens and the seat actions in order."""
+    """A game the load generator plays: its id, seat tokens and the seat actions in order;
+    ``steps[i]``: how many automatic steps the game takes before its move ``i`` (the seeds are
+    known, so the workers take the same steps as the playout did)."""
 
     game_id: str
     tokens: list[str]
     moves: list[tuple[int, dict[str, Any]]]
     next: int = 0
+    steps: list[int] = field(default_factory=list)
+
+    def steps_between(self, first: int, last: int) -> int:
+        """The automatic steps that moves ``first`` to ``last - 1`` made due."""
+        if not self.steps or last <= first:
+            return 0
+        return self.steps[min(last, len(self.steps) - 1)] - self.steps[first]
 
 
-def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
-    """The body creating game ``number`` (a product ruleset, a known seed) and the seat
-    actions of a random playout of it, in order (the automatic steps are the worker's)."""
+def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]], list[int]]:
+    """The body creating game ``number`` (a product ruleset, a known seed), the seat actions
+    of a random playout of it in order (the automatic steps are the workers'), and how many
+    automatic steps come before each action (and, last, in the whole playout)."""
     from projections.fold import step_action
     from projections.simulate import play_random
     from service.openapi import product_rulesets
@@ -243,12 +254,19 @@ def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, An
     options = {"round_limit": 3} if "round_limit" in ruleset.options else {}
     _, log = play_random(ruleset, players, seed, options)
     moves = []
+    steps = []
+    taken = 0
     for envelope in log.envelopes:
         if envelope["type"] == "action":
             action = step_action(envelope)
             seat = action.pop("seat")
             moves.append((int(seat), action))
-    return {"ruleset": ruleset.id, "players": players, "seed": seed, "options": options}, moves
+            steps.append(taken)
+        elif envelope["type"] == "system":
+            taken += 1
+    steps.append(taken)
+    body = {"ruleset": ruleset.id, "players": players, "seed": seed, "options": options}
+    return body, moves, steps
 
 
 def plan_games(port: int, count: int, first: int = 0) -> list[Plan]:
@@ -257,14 +275,14 @@ def plan_games(port: int, count: int, first: int = 0) -> list[Plan]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN_KEY}"}
     for number in range(first, first + count):
-        body, moves = game_plan(number)
+        body, moves, steps = game_plan(number)
         connection.request("POST", "/games", json.dumps(body), headers)
         response = connection.getresponse()
         created = json.loads(response.read())
         if response.status != 201:
             raise RuntimeError(f"could not create a {body['ruleset']} game: {created}")
         tokens = [seat["token"] for seat in created["seats"]]
-        plans.append(Plan(created["id"], tokens, moves))
+        plans.append(Plan(created["id"], tokens, moves, steps=steps))
     connection.close()
     return plans
 
@@ -287,6 +305,8 @@ class Tally:
     errors: dict[int, int] = field(default_factory=dict)
     #: game -> the index of its next move when the load stopped
     positions: dict[str, int] = field(default_factory=dict)
+    #: the CPU seconds the load generator's processes used
+    client_cpu: float = 0.0
 
     def add(self, other: Tally) -> None:
         """Count ``other``'s answers in this tally too."""
@@ -294,6 +314,7 @@ class Tally:
         self.latencies.extend(other.latencies)
         self.appended += other.appended
         self.waits += other.waits
+        self.client_cpu += other.client_cpu
         for status, count in other.errors.items():
             self.errors[status] = self.errors.get(status, 0) + count
 
@@ -391,6 +412,9 @@ def load(
         )
         for n in range(PROCESSES)
     ]
+    # The load generator's CPU: what the children reaped meanwhile used (only its processes
+    # end here; the servers are reaped when the bench stops them).
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     for process in processes:
         process.start()
@@ -401,6 +425,8 @@ def load(
     elapsed = time.perf_counter() - began
     for process in processes:
         process.join(timeout=30)
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total.client_cpu = now.ru_utime + now.ru_stime - reaped.ru_utime - reaped.ru_stime
     for plan in plans:  # the load ran in other processes: move the plans on as they did
         plan.next = total.positions.get(plan.game_id, plan.next)
     return elapsed, total
@@ -411,6 +437,47 @@ def percentile(values: list[float], fraction: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# -- what the stack costs on its own --------------------------------------------------------
+
+#: No-op jobs that measure RQ's own cost per job.
+EMPTY_JOBS = 600
+
+
+def empty_job() -> None:
+    """A job that does nothing: what an RQ worker spends on it is RQ's own bookkeeping."""
+
+
+def rq_cost_per_job(redis_url: str, workers: list[int], count: int = EMPTY_JOBS) -> float:
+    """The CPU seconds the RQ workers spend per job on ``count`` jobs that do nothing, queued
+    as the service queues its automatic steps (the same queue and options) once the load
+    stopped."""
+    import redis
+    from rq import Queue
+    from rq.registry import FinishedJobRegistry
+
+    from service.jobs import STEPS_QUEUE, RQJobs
+
+    connection = redis.Redis.from_url(redis_url)
+    queue = Queue(STEPS_QUEUE, connection=connection)
+    finished = FinishedJobRegistry(queue=queue)
+    done = finished.count + count
+    spent: dict[str, float] = {}
+    with cpu_of({"RQ workers": workers}, spent):
+        with connection.pipeline(transaction=False) as pipe:
+            for _ in range(count):
+                queue.enqueue(
+                    empty_job,
+                    result_ttl=RQJobs.RESULT_TTL,
+                    failure_ttl=RQJobs.FAILURE_TTL,
+                    job_timeout=RQJobs.JOB_TIMEOUT,
+                    pipeline=pipe,
+                )
+            pipe.execute()
+        wait_for(lambda: finished.count >= done, "the empty jobs", patience=120)
+    connection.close()
+    return spent["RQ workers"] / count
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -425,6 +492,8 @@ class Side:
     seconds: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
     rates: list[float] = field(default_factory=list)
+    #: the automatic steps its actions made due (known from the games' plans)
+    steps: int = 0
 
     def phase(
         self,
@@ -434,8 +503,12 @@ class Side:
         groups: dict[str, list[int]],
         prefer: dict[str, str] | None = None,
     ) -> None:
+        before = [plan.next for plan in plans]
         with cpu_of(groups, self.cpu):
             elapsed, tally = load(port, plans, seconds, prefer)
+        self.steps += sum(
+            plan.steps_between(first, plan.next) for plan, first in zip(plans, before, strict=True)
+        )
         self.tally.add(tally)
         self.seconds += elapsed
         self.rates.append(tally.appended / elapsed)
@@ -443,6 +516,16 @@ class Side:
     @property
     def rate(self) -> float:
         return self.tally.appended / self.seconds
+
+    def per_answer(self, name: str) -> float:
+        """CPU milliseconds per answer of one kind of process (``client``: the load's)."""
+        spent = self.tally.client_cpu if name == "client" else self.cpu.get(name, 0.0)
+        return spent / max(1, self.tally.appended) * 1000
+
+    @property
+    def cores(self) -> float:
+        """How many cores the side kept busy, the load generator's share included."""
+        return (sum(self.cpu.values()) + self.tally.client_cpu) / self.seconds
 
 
 def run(report: Callable[..., None]) -> None:
@@ -472,6 +555,7 @@ def run(report: Callable[..., None]) -> None:
                 for queues in RQ_WORKERS
             ]
             base, ours, waited = Side(), Side(), Side()
+            per_job = float("nan")
             try:
                 with (
                     gunicorn("bench.bench_http:baseline_app()", env) as base_port,
@@ -495,6 +579,7 @@ def run(report: Callable[..., None]) -> None:
                         base.phase(base_port, base_plans, phase, base_groups)
                         ours.phase(port, plans, phase, groups)
                         waited.phase(port, plans, phase, groups, {"Prefer": "wait=10"})
+                    per_job = rq_cost_per_job(env["MEEPLE_REDIS_URL"], groups["RQ workers"])
             finally:
                 for worker in workers:
                     worker.terminate()
@@ -515,14 +600,12 @@ def run(report: Callable[..., None]) -> None:
            base.rate, "XADD/s")  # fmt: skip
     # CPU per answer, by process (the cores are shared: this says where the work goes).
     mine = ", ".join(
-        f"{name} {spent / max(1, api.appended) * 1000:.2f} ({spent / ours.seconds:.0%} of a core)"
-        for name, spent in ours.cpu.items()
+        f"{name} {ours.per_answer(name):.2f} ({spent / ours.seconds:.0%} of a core)"
+        for name, spent in [*ours.cpu.items(), ("client", api.client_cpu)]
     )
-    theirs = ", ".join(
-        f"{name} {spent / max(1, base.tally.appended) * 1000:.2f}"
-        for name, spent in base.cpu.items()
-    )
+    theirs = ", ".join(f"{name} {base.per_answer(name):.2f}" for name in [*base.cpu, "client"])
     print(f"   CPU ms per action: {mine}; per XADD: {theirs}", flush=True)
+    budget(base, ours, per_job)
     if waited.tally.errors:
         print(f"   unexpected statuses with Prefer: wait: {waited.tally.errors}", flush=True)
     print(
@@ -545,6 +628,37 @@ def run(report: Callable[..., None]) -> None:
                baseline, f"XADD {name}")  # fmt: skip
 
 
+def budget(base: Side, ours: Side, per_job: float) -> None:
+    """What the CPU allows: the ratio 0.5 as CPU per action, and the stack's own share of it.
+
+    Both sides keep the cores busy (printed), so each side's rate goes as the inverse of the
+    CPU one answer costs, the load generator's included: the ratio 0.5 leaves an action
+    2 x (a bare request + its client) - its own client. Of that, the stack spends some
+    whatever the service does: a request through gunicorn, Flask and Redis (the bare one),
+    and RQ's own bookkeeping of each automatic step's job (an empty job's cost, times the
+    steps the actions made due).
+    """
+    bare = base.per_answer("gunicorn") + base.per_answer("redis")
+    allowed = 2 * (bare + base.per_answer("client")) - ours.per_answer("client")
+    spent = sum(ours.per_answer(name) for name in ours.cpu)
+    steps = ours.steps / max(1, ours.tally.appended)
+    stack = bare + steps * per_job * 1000
+    predicted = (bare + base.per_answer("client")) / (spent + ours.per_answer("client"))
+    print(
+        f"   cores kept busy, the load generator's included: baseline {base.cores:.2f}, "
+        f"ours {ours.cores:.2f} (of {os.cpu_count()}); the CPU per answer predicts the "
+        f"ratio {predicted:.3f}, measured {ours.rate / base.rate:.3f}",
+        flush=True,
+    )
+    print(
+        f"   CPU ms per action that the ratio 0.5 allows: {allowed:.2f}; ours spent "
+        f"{spent:.2f}. The stack's own share: a bare request {bare:.2f} + {steps:.3f} "
+        f"automatic steps per action x RQ's own {per_job * 1000:.2f} per job (an empty "
+        f"job) = {stack:.2f}, which leaves {allowed - stack:.2f} for the service's own work",
+        flush=True,
+    )
+
+
 def profile(env: dict[str, str], count: int = 400) -> None:
     """Where one API process spends its time serving POST /actions (cProfile, top 25).
 
@@ -561,7 +675,7 @@ def profile(env: dict[str, str], count: int = 400) -> None:
         admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
         plans = []
         for number in range(1000, 1016):
-            body, moves = game_plan(number)
+            body, moves, _ = game_plan(number)
             created: dict[str, Any] = client.post("/games", json=body, headers=admin).json or {}
             plans.append(Plan(created["id"], [s["token"] for s in created["seats"]], moves))
         sent = 0

@@ -110,7 +110,7 @@ def play(env: dict[str, str], seconds: float) -> tuple[list[float], list[float],
         admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
         plans = []
         for number in range(2000, 2000 + GAMES):
-            body, moves = game_plan(number)
+            body, moves, _ = game_plan(number)
             created: dict[str, Any] = client.post("/games", json=body, headers=admin).json or {}
             plans.append(Plan(created["id"], [s["token"] for s in created["seats"]], moves))
         answers: list[float] = []
