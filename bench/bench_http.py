@@ -23,7 +23,10 @@ machine's load moved under the bench.
 
 It also prints the CPU each kind of process used per answer in the measured phases (the
 gunicorn workers, redis-server, and in ours the RQ workers, which share the cores: a cost
-the baseline does not have, shown rather than hidden).
+the baseline does not have, shown rather than hidden), and the load generator's too. From
+them it prints what the ratio 0.5 allows an action in CPU, and the stack's own share of
+that: a bare request, and RQ's cost per job (measured on empty jobs queued as the steps are)
+times the automatic steps per action (``budget``).
 
 ``MEEPLE_BENCH_PROFILE=1`` also prints where the API's time goes: one process serving the
 same POSTs through the Flask test client under cProfile.
