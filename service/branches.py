@@ -175,7 +175,7 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
         reseed=bool(body["reseed"]),
         seat=asker.seat,
         admin=asker.admin,
-        resample_for=viewpoint if body["reseed"] or not finished else None,
+        resample_for=viewpoint if body["reseed"] or not ended else None,
     )
     branch_id = uuid.uuid4().hex
     entry = {

@@ -199,6 +199,17 @@ def test_the_admin_branches_an_unfinished_game_always_with_new_luck(
     assert made["sealed"] and made["reseeded"] and made["redrawn_for_seat"] is None
 
 
+def test_the_admin_names_the_seat_whose_view_an_unfinished_games_branch_keeps(
+    client: FlaskClient, services: Services
+) -> None:
+    """A branch of an unfinished game is always reseeded, so the seat the admin names is
+    honoured without asking for a reseed (BranchRequestSchema's ``seat``)."""
+    game = to_turns(client, services)
+    made = branch(client, game, ADMIN, at=4, seat=1).json
+    assert made["sealed"] and made["reseeded"] and made["redrawn_for_seat"] == 1
+    assert "seat 1 could not see" in made["notice"]
+
+
 def test_only_seats_and_the_admin_may_branch_before_the_end(
     client: FlaskClient, services: Services
 ) -> None:
