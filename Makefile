@@ -26,7 +26,7 @@ test: $(BIN)/.installed ## the whole suite; Redis tests start their own redis-se
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy events projections
+	$(BIN)/mypy events projections service bench
 
 bench: $(BIN)/.installed
 	bash tests/ensure-redis-server.sh

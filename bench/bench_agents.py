@@ -13,6 +13,7 @@ games) per second of the line above.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -69,7 +70,7 @@ def run(report: Callable[..., None]) -> None:
         names = [f"P{seat + 1}" for seat in range(players)]
         _, log = play_random(ruleset, names, f"bench-agents-{game}")
         events = log.envelopes
-        fold_seconds = best_of(3, lambda events=events: fold(events))
+        fold_seconds = best_of(3, functools.partial(fold, events))
         steps = 0
         began = time.perf_counter()
         for index in range(count):

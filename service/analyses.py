@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import redis
 from flask import Blueprint, Response, jsonify, request, url_for
@@ -285,7 +285,7 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
     store: AnalysisStore = jobs.analyses
     settings = jobs.settings
 
-    def mine(record: Record | None) -> bool:
+    def mine(record: Record | None) -> TypeGuard[Record]:
         return record is not None and record["run"] == run
 
     def start(record: Record | None, _: list[Record]) -> Record | None:

@@ -68,7 +68,7 @@ def run_serve(args: argparse.Namespace) -> int:
     streams cost memory, not request capacity (docs/operations.md, "Live streams")."""
     from gunicorn.app.base import BaseApplication
 
-    class EmbeddedServer(BaseApplication):  # type: ignore[misc]
+    class EmbeddedServer(BaseApplication):
         def load_config(self) -> None:
             self.cfg.set("bind", f"{args.host}:{args.port}")
             self.cfg.set("workers", 1)

@@ -197,12 +197,12 @@ def create_game(
             {"ruleset": ["Unknown ruleset."]},
         ) from None
     seats = list(players)
-    players = [_seat_name(seat, spec) for seat, spec in enumerate(seats)]
-    if not ruleset.min_players <= len(players) <= ruleset.max_players:
+    names = [_seat_name(seat, spec) for seat, spec in enumerate(seats)]
+    if not ruleset.min_players <= len(names) <= ruleset.max_players:
         raise CommandError(
             "invalid_player_count",
             f"{ruleset.title} is played by {ruleset.min_players} to {ruleset.max_players} "
-            f"players, not {len(players)}.",
+            f"players, not {len(names)}.",
             {"players": ["Wrong number of players."]},
         )
     merged = _merged_options(ruleset.options, dict(options or {}))
@@ -210,7 +210,7 @@ def create_game(
     try:
         # Set up once before anything is stored, so a bad option can never leave a game
         # whose log cannot be folded.
-        ruleset.setup(list(players), dict(merged), derive_rng(seed, 0))
+        ruleset.setup(list(names), dict(merged), derive_rng(seed, 0))
     except IllegalAction as error:
         raise CommandError("invalid_option", error.message, {"options": [error.message]}) from None
     except (ValueError, TypeError, KeyError, IndexError) as error:
@@ -227,7 +227,7 @@ def create_game(
     lobby = {"open_seats": open_seats, "bots": bots} if open_seats or any(bots) else None
     event = game_created_event(
         ruleset,
-        players,
+        names,
         merged,
         seed,
         sandbox=sandbox,
@@ -249,7 +249,7 @@ def create_game(
             "open" if seat in open_seats else "bot" if bots[seat] else "player",
             bots[seat],
         )
-        for seat, (name, token) in enumerate(zip(players, tokens, strict=True))
+        for seat, (name, token) in enumerate(zip(names, tokens, strict=True))
     ]
     return CreatedGame(game_id, result.version, tickets)
 

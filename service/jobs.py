@@ -807,7 +807,9 @@ return 1
             raise KeyError(name)
         if job_id is not None:
             status = self.connection.hget(f"rq:job:{job_id}", "status")
-            if status is not None and status.decode() in WAITING:
+            if isinstance(status, bytes):
+                status = status.decode()
+            if status in WAITING:
                 return
         timeout = self.JOB_TIMEOUT
         if queue == "analyses":  # a search stops by itself after its most seconds

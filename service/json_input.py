@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 import orjson
-from flask import Response
+from flask import Flask, Response
 from flask.json.provider import DefaultJSONProvider
 
 #: How deep objects and arrays may nest in a request body unless configured otherwise.
@@ -82,7 +82,8 @@ class StrictJSONProvider(DefaultJSONProvider):
 
     def response(self, *args: Any, **kwargs: Any) -> Response:
         if (self.compact is None and self._app.debug) or self.compact is False:
-            return super().response(*args, **kwargs)  # indented, for a person reading
+            # Indented, for a person reading.
+            return cast(Response, super().response(*args, **kwargs))
         value = self._prepare_response_obj(args, kwargs)
         # Keys in the order the standard provider writes them: sorted, or (the app's choice,
         # service.app) as the value holds them.
@@ -92,8 +93,10 @@ class StrictJSONProvider(DefaultJSONProvider):
         except orjson.JSONEncodeError:  # a TypeError, as Flask's ``default`` raises it
             # What orjson refuses and the standard encoder writes (an integer past 64 bits):
             # the standard way, as before.
-            return super().response(*args, **kwargs)
-        return self._app.response_class(body, mimetype=self.mimetype)
+            return cast(Response, super().response(*args, **kwargs))
+        # The app is a Flask app, whose responses are flask.Response (the provider's own
+        # annotation names the sans-I/O base class).
+        return cast(Flask, self._app).response_class(body, mimetype=self.mimetype)
 
 
 def _text(data: str | bytes | bytearray) -> str:

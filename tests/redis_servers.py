@@ -183,7 +183,8 @@ def wait_until_cluster_is_ok(nodes: list[RedisServer], patience: float = 60.0) -
 # -- fixtures -------------------------------------------------------------------------
 
 # pytest-redis starts the single server: a random free port, no RDB saves, no AOF.
-redis_single_proc = factories.redis_proc(port=None, save='""')
+# (pytest-redis documents port None as "any free port"; its annotation leaves None out.)
+redis_single_proc = factories.redis_proc(port=None, save='""')  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
