@@ -250,6 +250,24 @@ def test_impression_table_at_start_middle_and_end(table: Page) -> None:
 
 
 @pytest.mark.parametrize("table", ["impression"], indirect=True)
+def test_impression_a_seat_shows_the_rewards_of_the_assistants_in_its_hand(table: Page) -> None:
+    state = _moments("impression", 2, IMPRESSION_SEED)["start"]
+    streets = state["street_names"]
+    state["streets"] = {
+        streets[0]: {"owner": 0, "reward": "mark"},
+        streets[1]: {"owner": 1, "reward": "ink"},
+    }
+    state["seats"][0]["assistants"] = state["seats"][1]["assistants"] = 4
+    _show(table, "impression", state, 0)
+    ada = table.locator('[data-seat="0"]').inner_text()
+    ben = table.locator('[data-seat="1"]').inner_text()
+    # Each has placed one: the same rewards are never both in a hand and in a street.
+    assert "Assistants in hand: 1 paper, 1 lead, 1 ink, 1 capacity" in ada
+    assert "Assistants in hand: 1 paper, 1 lead, 1 mark, 1 capacity" in ben
+    _shot(table, "impression-assistants-in-hand")
+
+
+@pytest.mark.parametrize("table", ["impression"], indirect=True)
 def test_impression_spectator_sees_the_public_table_of_four(table: Page) -> None:
     from projections.games.impression import data
 

@@ -754,14 +754,23 @@ handler(
 # assistant (The Effects of the Assistants)
 
 
+def assistants_in_hand(state: State, seat: int) -> list[str]:
+    """The rewards of the seat's assistants not yet placed: each of its 5 assistants is marked
+    with its own reward ("the reward marked on that assistant (1 paper / 1 lead / 1 ink /
+    1 mark / 1 capacity)"), and a placed one stays in its street."""
+    placed = {street["reward"] for street in state["streets"].values() if street["owner"] == seat}
+    return [reward for reward in REWARD_TYPES if reward not in placed]
+
+
 def _assistant_options(state: State, seat: int, effect: Effect) -> list[Action]:
     if player(state, seat)["assistants"] < 1:
         return []
+    rewards = assistants_in_hand(state, seat)
     return [
         {"type": "place_assistant", "street": street, "reward": reward}
         for street in state["street_names"]
         if street not in state["streets"]
-        for reward in REWARD_TYPES
+        for reward in rewards
     ]
 
 
@@ -773,6 +782,12 @@ def _assistant_validate(state: State, seat: int, effect: Effect, action: Action)
     if action.get("reward") not in REWARD_TYPES:
         raise IllegalAction(
             "unknown_reward", "An assistant gives paper, lead, ink, mark or capacity."
+        )
+    if action["reward"] not in assistants_in_hand(state, seat):
+        raise IllegalAction(
+            "assistant_placed",
+            f"Your {action['reward']} assistant is already in a street: each of your "
+            "assistants is marked with its own reward.",
         )
 
 
@@ -1425,17 +1440,20 @@ def travel_points(p: Player, effect: Effect) -> int:
 
 
 def map_payments(
-    state: State, seat: int, path: list[str], free: bool
+    state: State, seat: int, path: list[str], effect: Effect
 ) -> tuple[int, dict[int, int]]:
-    """Marks to the supply and to other players for moving along ``path`` (Travel).
+    """Marks to the supply and to other players for moving along ``path`` by ``effect``
+    (a travel action, or the steps icon).
 
     Entering a coin space costs 1 mark, paid to every other player whose agent stands
     there (docs/rules/impression.md), else to the supply; nothing on a road with your own
-    city markers at both ends, nor on a free travel.
+    city markers at both ends, nor on a free travel. A travel-discount factory saves 1 of
+    the supply's marks on a travel action, not on the steps icon ("not a real travel
+    action").
     """
     supply = 0
     owners: dict[int, int] = {}
-    if free:
+    if effect.get("free"):
         return 0, owners
     for node in path:
         road = data.COIN_ROAD.get(node)
@@ -1449,8 +1467,17 @@ def map_payments(
                 owners[other] = owners.get(other, 0) + 1
         else:
             supply += 1
-    supply = max(0, supply - discount(player(state, seat), "travel"))
+    supply = max(0, supply - travel_discount(state, seat, effect))
     return supply, owners
+
+
+def travel_discount(state: State, seat: int, effect: Effect) -> int:
+    """The marks a travel-discount factory saves on a move by ``effect``: on a paid travel
+    action only ("1 mark less whenever you perform a travel action"; the steps icon "is not
+    a real travel action")."""
+    if effect["icon"] != "travel" or effect.get("free"):
+        return 0
+    return discount(player(state, seat), "travel")
 
 
 def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, str], list[str]]:
@@ -1467,7 +1494,7 @@ def travel_routes(state: State, seat: int, effect: Effect) -> dict[tuple[int, st
     start = state["agents"][seat]
     free = bool(effect.get("free"))
     entry = {node: _entry_payment(state, seat, node, free) for node in data.MAP_NEIGHBOURS}
-    cut = 0 if free else discount(p, "travel")
+    cut = travel_discount(state, seat, effect)
     best: dict[tuple[str, int], tuple[int, list[str]]] = {}
     fronts: dict[str, dict[tuple[int, int], list[str]]] = {start: {(0, 0): []}}
     for length in range(1, points + 1):
@@ -1520,8 +1547,8 @@ def _undominated(front: dict[tuple[int, int], list[str]]) -> dict[tuple[int, int
     }
 
 
-def _route_cost(state: State, seat: int, path: list[str], free: bool) -> int:
-    supply, owners = map_payments(state, seat, path, free)
+def _route_cost(state: State, seat: int, path: list[str], effect: Effect) -> int:
+    supply, owners = map_payments(state, seat, path, effect)
     return supply + sum(owners.values())
 
 
@@ -1536,8 +1563,7 @@ def _travel_possible(state: State, seat: int, effect: Effect) -> bool:
         return True
     start = state["agents"][seat]
     return any(
-        _route_cost(state, seat, [nxt], bool(effect.get("free"))) <= p["marks"]
-        for nxt in data.MAP_NEIGHBOURS[start]
+        _route_cost(state, seat, [nxt], effect) <= p["marks"] for nxt in data.MAP_NEIGHBOURS[start]
     )
 
 
@@ -1567,7 +1593,7 @@ def _travel_validate(state: State, seat: int, effect: Effect, action: Action) ->
         if nxt not in data.MAP_NEIGHBOURS.get(node, []):
             raise IllegalAction("not_adjacent", f"{nxt} is not next to {node} on the map.")
         node = nxt
-    cost = _route_cost(state, seat, path, bool(effect.get("free")))
+    cost = _route_cost(state, seat, path, effect)
     if cost > p["marks"]:
         raise IllegalAction(
             "insufficient_marks", f"This route costs {cost} marks; you have {p['marks']}."
@@ -1585,7 +1611,7 @@ def _travel_resolve(
         state["track"][seat]["arrival"] = state["track_arrivals"]
     if not path:
         return []
-    supply, owners = map_payments(state, seat, path, bool(effect.get("free")))
+    supply, owners = map_payments(state, seat, path, effect)
     p["marks"] -= supply
     for other, amount in owners.items():
         p["marks"] -= amount

@@ -50,7 +50,7 @@ class Impression(Ruleset):
     # 2: tradesmen placed by the players, two orders chosen by them; 3: the rules review
     # (issue 15): drawn factories kept, 10 type I orders, travel may revisit, pairing at
     # any time, Reset moves only standing tradesmen
-    rules_version = "3"
+    rules_version = "4"
     options = {}  # Impression has no options
     #: "Optional Actions" (before or after the Shop or Reset action) and the pair icon's
     #: "at any time" pairing.

@@ -54,7 +54,7 @@ def _city_disc(state: State) -> None:
 
 
 def _travel(state: State) -> None:
-    queue(state, {"icon": "steps", "count": 1})
+    queue(state, {"icon": "travel"})  # a travel action (the steps icon is none)
     act(state, SEAT, type="travel", track_steps=0, path=["coin1.1"])
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from projections.games.impression import data, effects
 from tests.unit.impression.support import (
+    RULES,
     SEAT,
     act,
     me,
@@ -290,6 +291,31 @@ def test_placing_an_assistant_is_refused_on_a_taken_or_unknown_street() -> None:
         street=state["street_names"][1],
         reward="vp",
     )
+
+
+def placeable(state: dict[str, Any]) -> set[str]:
+    """The rewards of the assistants the seat may place now."""
+    listed = RULES.legal_actions(state, SEAT)
+    return {action["reward"] for action in listed if action["type"] == "place_assistant"}
+
+
+def test_each_assistant_has_its_own_reward_and_is_placed_once() -> None:
+    # "place an assistant of your choice"; others receive "the reward marked on that
+    # assistant (1 paper / 1 lead / 1 ink / 1 mark / 1 capacity)": 5 assistants, 5 rewards.
+    state = turn_game()
+    first, second = state["street_names"][:2]
+    queue(state, {"icon": "assistant"})
+    act(state, SEAT, type="place_assistant", street=first, reward="mark")
+    assert state["streets"][first] == {"owner": SEAT, "reward": "mark"}
+    queue(state, {"icon": "assistant"})
+    assert placeable(state) == {"paper", "lead", "ink", "capacity"}
+    refused(state, SEAT, "assistant_placed", type="place_assistant", street=second, reward="mark")
+    act(state, SEAT, type="place_assistant", street=second, reward="ink")
+    assert me(state)["assistants"] == 3
+    # Another seat's mark assistant does not use up this seat's.
+    state["streets"][first]["owner"] = 1
+    queue(state, {"icon": "assistant"})
+    assert "mark" in placeable(state)
 
 
 def test_without_assistants_left_the_assistant_icon_fizzles() -> None:

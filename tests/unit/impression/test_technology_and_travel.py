@@ -369,6 +369,25 @@ def test_the_steps_icon_moves_without_a_trade_or_a_factory() -> None:
     assert me(state)["director"] == 1 and prompt(state, SEAT) is None
 
 
+@pytest.mark.parametrize(
+    ("icon", "paid"), [({"icon": "travel"}, 1), ({"icon": "steps", "count": 3}, 2)]
+)
+def test_a_travel_discount_factory_saves_a_mark_on_a_travel_action_not_on_the_steps_icon(
+    icon: dict[str, Any], paid: int
+) -> None:
+    # Factories: "1 mark less whenever you perform a travel action"; the steps icon "is not
+    # a real travel action".
+    state = turn_game()
+    me(state)["workshop"]["W1"]["up"] = {"kind": "factory", "id": "FIII6"}
+    assert data.FACTORIES["FIII6"]["trigger"] == {"on": "travel", "discount": 1}
+    queue(state, icon)
+    options = RULES.legal_actions(state, SEAT)
+    route = ["coin2.1", "coin2.2"]  # two coins to the supply
+    assert {"type": "travel", "track_steps": 0, "path": route} in options
+    act(state, SEAT, type="travel", track_steps=0, path=route)
+    assert me(state)["marks"] == 3 - paid
+
+
 def test_a_free_travel_pays_nothing_on_the_map() -> None:
     state = turn_game()
     queue(state, {"icon": "travel", "free": True})
@@ -424,7 +443,7 @@ def test_the_listed_travel_routes_are_the_cheapest_and_priced_as_applied() -> No
     assert routes[(0, "Frankfurt")] == ["coin1.1", "Frankfurt"]
     for (steps, node), path in routes.items():
         assert steps + len(path) <= 4 and (path[-1] if path else data.START_CITY) == node
-        paid = effects.map_payments(state, SEAT, path, free=False)
+        paid = effects.map_payments(state, SEAT, path, {"icon": "travel"})
         assert paid[0] + sum(paid[1].values()) <= me(state)["marks"]
 
 
