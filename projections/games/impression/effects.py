@@ -204,9 +204,7 @@ def placements(p: Player, level: str) -> list[dict[str, Any]]:
     for space_id, space in data.WORKSHOP.items():
         cell = shop[space_id]
         if space["level"] == level:
-            parent = space["parent"]
-            connected = parent is None or _occupied(shop[parent])
-            if cell["up"] is None and connected:
+            if cell["up"] is None and linked_to_the_left(shop, space_id):
                 found.append({"space": space_id, "mode": "up", "relocate": None})
             elif cell["up"] is not None and higher is not None:
                 for target_id, target in data.WORKSHOP.items():
@@ -219,6 +217,20 @@ def placements(p: Player, level: str) -> list[dict[str, Any]]:
 
 def _occupied(cell: dict[str, Any]) -> bool:
     return cell["up"] is not None or cell["down"] is not None
+
+
+def linked_to_the_left(shop: dict[str, Any], space_id: str) -> bool:
+    """Whether a tile built face up on ``space_id`` continues a path from the left side of
+    the workshop: every space on its trail back to column 1 holds a tile ("you must form a
+    continuous path from the left side of your workshop toward the right"; a tile placed
+    face down one level higher needs no route, but a route through it still needs the
+    spaces left of it)."""
+    parent = data.WORKSHOP[space_id]["parent"]
+    while parent is not None:
+        if not _occupied(shop[parent]):
+            return False
+        parent = data.WORKSHOP[parent]["parent"]
+    return True
 
 
 def check_placement(p: Player, level: str, action: Action) -> None:
@@ -251,7 +263,11 @@ def build(p: Player, kind: str, tile_id: str, action: Action) -> list[Effect]:
 
 def chain(p: Player, space_id: str) -> list[Effect]:
     """Technology: a blue technology's chain follows the trail right to left, performing each
-    face-up blue technology on it, and ends with a lead letter's resources (or column 1)."""
+    face-up blue technology on it, and ends with a lead letter's resources (or column 1).
+
+    The lead letter is asked for when the chain reaches it, after the actions before it:
+    a letter one of them brings is reached too, and one they use up is not (the choice
+    fizzles with no letter on the left)."""
     effects: list[Effect] = []
     parent = data.WORKSHOP[space_id]["parent"]
     while parent is not None:
@@ -261,8 +277,7 @@ def chain(p: Player, space_id: str) -> list[Effect]:
             if tech["colour"] == "blue":
                 effects.extend(tech["action"])
         parent = data.WORKSHOP[parent]["parent"]
-    if top_letters(p):
-        effects.append({"icon": "use_letter"})
+    effects.append({"icon": "use_letter"})
     return effects
 
 

@@ -12,6 +12,7 @@ from tests.unit.impression.support import (
     RULES,
     SEAT,
     act,
+    clear_workshop,
     me,
     new_game,
     prompt,
@@ -59,6 +60,57 @@ def test_a_technology_costs_its_rows_resources_and_its_columns_marks() -> None:
     assert p["workshop"]["W3"]["up"] == {"kind": "tech", "id": "GI1"}
     assert p["vp"] == 2  # instant technology: half of capacity 5
     assert state["tech"]["I"]["display"][1] not in (None, "GI1")
+
+
+def test_a_chain_reaches_a_lead_letter_its_own_technology_brought() -> None:
+    # Technology: "Perform the newly built technology first, then follow the trail left,
+    # carrying out each action until you reach one of your lead letters on the left".
+    state = turn_game()
+    clear_workshop(state, SEAT)
+    p = me(state)
+    p["stacks"] = [[], []]
+    show_tech(state, "I", 0, "BI6")  # blue: take a lead letter into your workshop
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, **buy("I", 0, "W1"))
+    assert [effect["icon"] for effect in state["pending"][SEAT]] == ["gain_letter", "use_letter"]
+    letter = state["letters"]["desk"][0]
+    before = {good: p[good] for good in ("paper", "lead", "ink", "marks")}
+    act(state, SEAT, type="gain_letter", slot=0, stack=0)
+    assert p["stacks"][0] == [letter] and state["pending"][SEAT] == []
+    gained = {"mark" if good == "marks" else good: p[good] - before[good] for good in before}
+    expected = data.LEAD_LETTERS[letter]["gain"]
+    assert {good: n for good, n in gained.items() if n} == expected
+
+
+def test_a_chain_with_no_lead_letter_ends_at_column_one_without_asking() -> None:
+    state = turn_game()
+    clear_workshop(state, SEAT)
+    me(state)["stacks"] = [[], []]
+    show_tech(state, "I", 0, "BI9")  # blue: 2 marks
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, **buy("I", 0, "W1"))
+    assert state["pending"][SEAT] == []
+
+
+def test_a_face_up_tile_needs_a_path_back_to_the_left_side_of_the_workshop() -> None:
+    # Building rules: "you must form a continuous path from the left side of your workshop
+    # toward the right"; only a tile placed face down one level higher needs no route.
+    state = turn_game()
+    clear_workshop(state, SEAT)
+    p = me(state)
+    p["paper"] = p["lead"] = p["ink"] = 9
+    p["marks"] = 20
+    assert (data.WORKSHOP["W7"]["parent"], data.WORKSHOP["W4"]["parent"]) == ("W4", "W1")
+    show_tech(state, "I", 0, "BI9")
+    queue(state, {"icon": "technology"})
+    act(state, SEAT, **buy("I", 0, "W4", mode="down"))  # level I face down on level II
+    state["pending"][SEAT] = []
+    assert not any(spot["space"] == "W7" for spot in effects.placements(p, "III"))
+    show_tech(state, "III", 0, "BIII1")
+    queue(state, {"icon": "technology"})
+    refused(state, SEAT, "illegal_placement", **buy("III", 0, "W7"))
+    p["workshop"]["W1"]["up"] = {"kind": "tech", "id": "GI1"}  # the path now reaches W1
+    assert {"space": "W7", "mode": "up", "relocate": None} in effects.placements(p, "III")
 
 
 def test_a_technology_factory_saves_a_mark() -> None:
