@@ -343,7 +343,8 @@ def _schema_instance(schema: type[Schema]) -> Schema:
 
 def event_number(raw: str, name: str, version: int) -> int:
     """The event number ``raw`` names in query parameter ``name`` (1 to ``version``), or 422."""
-    if not raw.isdigit() or len(raw) > 18 or not 1 <= int(raw) <= version:
+    # ASCII digits only: str.isdigit also accepts "²" and "٣", which int() refuses or reads.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18 or not 1 <= int(raw) <= version:
         raise ApiError(
             422,
             "invalid_query",

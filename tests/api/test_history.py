@@ -322,6 +322,9 @@ def test_the_state_at_n_is_what_the_viewer_could_see_then(
     problem(client.get(f"/games/{game['id']}/state?at=5", headers=BAD_TOKEN), 401, "invalid_token")
     problem(client.get(f"/games/{game['id']}/state?at=6"), 422, "invalid_query")
     problem(client.get(f"/games/{game['id']}/state?at=x"), 422, "invalid_query")
+    # Digits that are not ASCII: "²" once answered 500, and "٣" was read as 3.
+    for digit in ("²", "٣"):
+        problem(client.get(f"/games/{game['id']}/state?at={digit}"), 422, "invalid_query")
 
 
 def test_a_sealed_branch_shows_its_copied_past_to_the_admin_alone(
