@@ -319,6 +319,9 @@ def notify(services: Any, game_id: str, version: int) -> int:
                 created += len(deliveries)
                 for delivery in deliveries:
                     jobs.enqueue_delivery(game_id, delivery["id"], 1)
+                if notifications.webhook_ends(hook, mine):
+                    # Its seat changed hands: what came before is sent, nothing after.
+                    jobs.state.remove_webhook(game_id, hook["id"])
                 break
             again = [found for found in jobs.state.webhooks(game_id) if found["id"] == hook["id"]]
             if not again:

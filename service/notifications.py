@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from events.envelope import Envelope
-from service.visibility import visible_envelope
+from service.visibility import seat_changes_hands, visible_envelope
 
 if TYPE_CHECKING:
     from service.job_state import Record
@@ -400,7 +400,8 @@ def deliveries_for(
     finished: bool,
     sealed: int = 0,
 ) -> list[Record]:
-    """What ``webhook`` is sent for these events (all after its cursor), in order."""
+    """What ``webhook`` is sent for these events (all after its cursor), in order; a seat's
+    webhook gets nothing after its seat changes hands (``webhook_ends``)."""
     owner = webhook["owner"]
     seat = owner.get("seat")
     admin = bool(owner.get("admin"))
@@ -423,7 +424,18 @@ def deliveries_for(
             if after.get("finished") and not history.status(seq - 1).get("finished"):
                 payload = {"status": _public_status(after), "result": after.get("result")}
                 made.append(new_delivery(webhook, "game_finished", seq, payload))
+        if seat_changes_hands(envelope, seat):
+            break
     return made
+
+
+def webhook_ends(webhook: Record, envelopes: list[Envelope]) -> bool:
+    """Whether a seat's webhook ends among these events: its seat changed hands (left,
+    joined, given to a bot, its token renewed), so the token that registered it no longer
+    speaks for the seat, and the webhook is removed (``service.visibility.seat_changes_hands``).
+    """
+    seat = webhook["owner"].get("seat")
+    return any(seat_changes_hands(envelope, seat) for envelope in envelopes)
 
 
 def _public_status(status: dict[str, Any]) -> dict[str, Any]:

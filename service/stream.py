@@ -37,7 +37,7 @@ from service.auth import Viewer, resolve_viewer
 from service.errors import ApiError
 from service.http import client_address
 from service.live import FeedView, Refusal, Slot
-from service.visibility import visible_envelope
+from service.visibility import seat_changes_hands, visible_envelope
 
 bp = Blueprint("stream", __name__)
 
@@ -99,7 +99,9 @@ def stream(game_id: str) -> Response:
         starting with ``:`` are comments (heartbeats). The server ends a stream after a while
         (``MEEPLE_STREAM_MAX_SECONDS``, with a last comment saying so) and once a finished
         game's last event is sent; reconnect with ``Last-Event-ID`` (EventSource does so by
-        itself) and nothing is missed. Open streams are capped per client address and per
+        itself) and nothing is missed. A seat's stream also ends at a ``seat_changed`` event
+        of its seat (left, joined, given to a bot, its token renewed): its token no longer
+        speaks for the seat. Open streams are capped per client address and per
         game: over a cap, 429 ``too_many_streams`` with ``Retry-After``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
@@ -230,6 +232,13 @@ def _events(
             )
         )
 
+    # A seat's stream ends where its seat changes hands (the admin's and a branch holder's
+    # speak for no one seat's token).
+    mine = viewer.seat if not (viewer.admin or viewer.holder) else None
+
+    def changes_hands(envelope: Envelope) -> bool:
+        return seat_changes_hands(envelope, mine)
+
     watcher = services.jobs.subscribe(game_id)
     notes_seen = watcher.feed.notes_seen
     try:
@@ -253,7 +262,12 @@ def _events(
                 )
             if batch:
                 feed = watcher.feed
-                yield "".join(feed.text(envelope, kind, view, message) for envelope in batch)
+                ends = next((i for i, e in enumerate(batch) if changes_hands(e)), None)
+                shown = batch if ends is None else batch[: ends + 1]
+                yield "".join(feed.text(envelope, kind, view, message) for envelope in shown)
+                if ends is not None:
+                    yield _goodbye_seat(viewer.seat)
+                    return
                 cursor = batch[-1]["seq"]
                 quiet_since = time.monotonic()
                 if cursor < view.version:
@@ -297,3 +311,11 @@ def _may_see_note(note: dict[str, Any], viewer: Viewer, view: FeedView) -> bool:
 def _goodbye(reason: str) -> str:
     """The last lines of a stream the server ends while the game goes on."""
     return f": end of stream: {reason}; reconnect with Last-Event-ID\n\n"
+
+
+def _goodbye_seat(seat: int | None) -> str:
+    """The last lines of a seat's stream once the seat changed hands (``seat_changes_hands``)."""
+    return (
+        f": end of stream: seat {seat} changed hands; its token no longer speaks for it, "
+        "so open a new stream with the seat's token\n\n"
+    )

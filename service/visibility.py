@@ -15,6 +15,18 @@ from typing import Any
 from events.envelope import Envelope
 
 
+def seat_changes_hands(envelope: Envelope, seat: int | None) -> bool:
+    """Whether ``envelope`` ends what a seat's token started: the seat was left, joined,
+    given to a bot, or its token renewed (``seat_changed``). A live stream or a webhook that
+    the seat's token opened speaks for whoever held it then, so it stops there: the next
+    holder's secrets never reach the last one (docs/api.md, "Lobby": "Seats change hands")."""
+    return (
+        seat is not None
+        and envelope["type"] == "seat_changed"
+        and envelope["data"].get("seat") == seat
+    )
+
+
 def sealed_until(meta: dict[str, Any]) -> int:
     """The last seq whose secret stays sealed for all but the admin: the copied part of a
     branch made while its source was unfinished (the source's seed, the other seats'

@@ -160,7 +160,9 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
         ``Meeple-Delivery`` and ``Meeple-Signature: t=<unix>,v1=<hex>`` where ``v1`` is
         HMAC-SHA256 of ``"<t>.<body>"`` under ``secret``. A delivery that is not answered
         with a 2xx is retried with exponential backoff. A seat's webhook sees only what that
-        seat may see; ``your_turn`` tells a seat it is awaited.
+        seat may see; ``your_turn`` tells a seat it is awaited. It ends at a ``seat_changed``
+        event of its seat (left, joined, given to a bot, its token renewed): nothing after
+        it is sent, and the webhook is removed.
 
         The URL's host is resolved now and again before every delivery, and must resolve
         only to public internet addresses: loopback, private, shared, link-local, multicast,

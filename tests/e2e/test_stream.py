@@ -103,6 +103,31 @@ def test_each_viewer_sees_only_its_own_secrets_and_nobody_the_seed(
         assert all("seed" not in json.dumps(message["data"]["secret"]) for message in messages)
 
 
+def test_a_seats_stream_ends_where_the_seat_changes_hands(
+    client: FlaskClient, services: Services
+) -> None:
+    """Bob's stream, opened with his token, stops at his leaving: Cleo, who takes the seat
+    next, bids in secret, and none of it reaches Bob."""
+    game = new_game(client)
+    bob = game["seats"][1]["token"]
+    stream = client.get(
+        f"/games/{game['id']}/stream", query_string={"after": 0}, headers=bearer(bob)
+    )
+    assert stream.status_code == 200
+    assert client.post(f"/games/{game['id']}/seats/1/leave", headers=bearer(bob)).status_code == 200
+    joined = client.post(f"/games/{game['id']}/seats/1/join", json={"name": "Cleo"}).json
+    act(client, game, 0, {"type": "bid", "amount": 8})
+    bid = {"type": "bid", "amount": 3}
+    answer = client.post(f"/games/{game['id']}/actions", json=bid, headers=bearer(joined["token"]))
+    assert answer.status_code == 201, answer.json
+    messages, comments = parse(stream.get_data(as_text=True))
+    assert [(m["id"], m["event"]) for m in messages] == [
+        ("1", "game_created"),
+        ("2", "seat_changed"),
+    ]
+    assert any("seat 1 changed hands" in comment for comment in comments)
+
+
 def test_last_event_id_resumes_after_the_last_event_received(
     client: FlaskClient, services: Services
 ) -> None:

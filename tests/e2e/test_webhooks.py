@@ -278,6 +278,31 @@ def test_a_seats_webhook_sees_only_what_that_seat_may_see_and_its_turn(
     assert b'"amount":9' not in raw.split(b'"kind":"system"')[0]
 
 
+def test_a_seats_webhook_ends_when_the_seat_changes_hands(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    """Bob registers a webhook, leaves, and Cleo takes his seat: nothing of Cleo's (her
+    secret bid above all) reaches Bob's address, and his webhook is gone."""
+    game = new_game(client)
+    bob = game["seats"][1]["token"]
+    register(client, game, bob, receiver.url)
+    left = client.post(f"/games/{game['id']}/seats/1/leave", headers=bearer(bob))
+    assert left.status_code == 200, left.json
+    joined = client.post(f"/games/{game['id']}/seats/1/join", json={"name": "Cleo"})
+    assert joined.status_code == 201, joined.json
+    cleo = joined.json["token"]
+    act(client, game, 0, {"type": "bid", "amount": 9})
+    bid = {"type": "bid", "amount": 4}
+    answer = client.post(f"/games/{game['id']}/actions", json=bid, headers=bearer(cleo))
+    assert answer.status_code == 201, answer.json
+    assert services.jobs.wait_idle(30)
+    assert receiver.received == []
+    listed = client.get(f"/games/{game['id']}/webhooks", headers=bearer(ADMIN_KEY))
+    assert listed.status_code == 200 and listed.json["webhooks"] == []
+    # Cleo registers her own and hears her own turn from then on.
+    assert register(client, game, cleo, receiver.url).status_code == 201
+
+
 def test_your_turn_tells_the_seat_that_became_awaited(
     client: FlaskClient, services: Services, receiver: Receiver
 ) -> None:
