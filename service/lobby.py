@@ -292,8 +292,8 @@ def viewer_of_any(game: Game) -> Viewer:
     return resolve_viewer(game.meta, authorization, services().config.admin_key)
 
 
-def _own_seat_or_admin(game_id: str, seat: int) -> Viewer:
-    """Who asks, when it is ``seat`` itself (its token) or the admin."""
+def _own_seat_or_admin(game_id: str, seat: int) -> tuple[Game, Viewer]:
+    """The game, and who asks, when it is ``seat`` itself (its token) or the admin."""
     game, viewer = _viewer(game_id)
     _seat_path(game, seat)
     if not viewer.admin:
@@ -301,7 +301,23 @@ def _own_seat_or_admin(game_id: str, seat: int) -> Viewer:
             raise AuthError("missing_token", "Send the seat's token or the admin key.")
         if viewer.seat != seat:
             raise ApiError(403, "not_your_seat", "Your token is for another seat.")
-    return viewer
+    return game, viewer
+
+
+def _caps_before_change(
+    game: Game, viewer: Viewer, *, opens: bool = False, bot: Any = None
+) -> None:
+    """A game that a change makes wait for players (a seat left) or have a bot (a seat given
+    to one) counts against the service-wide caps as a new game would (``check_caps``); one
+    already counted (an open seat, a bot already seated) and the admin are not refused."""
+    if viewer.admin:
+        return
+    seats: list[Any] = []
+    if opens and not game.open_seats:
+        seats.append({"open": True})
+    if bot is not None and not any(game.meta.get("bots") or []):
+        seats.append({"bot": bot})
+    check_caps(services(), seats)
 
 
 def _seat_path(game: Game, seat: int) -> None:
@@ -366,9 +382,13 @@ def leave_seat(game_id: str, seat: int) -> Response:
         404: [not_found]
         403: [not_your_seat]
         409: [game_started, seat_open, seat_is_bot, seats_fixed, version_conflict]
+        429: [too_many_open_games]
       tags: [lobby]
       summary: Leave a seat before the start
-      description: With the seat's own token, or the admin key (who may open any seat).
+      description: >
+        With the seat's own token, or the admin key (who may open any seat). A game that
+        starts to wait for players this way counts against ``MEEPLE_MAX_OPEN_GAMES`` as a
+        new one would (429 ``too_many_open_games``; not for the admin).
       security: [{seatToken: []}, {adminKey: []}]
       responses:
         200:
@@ -380,7 +400,8 @@ def leave_seat(game_id: str, seat: int) -> Response:
         403: Forbidden
         409: Conflict
     """
-    _own_seat_or_admin(game_id, seat)
+    game, viewer = _own_seat_or_admin(game_id, seat)
+    _caps_before_change(game, viewer, opens=True)
     left = leave(services(), game_id, seat)
     return jsonify(_seat_answer(game_id, left, "open"))
 
@@ -412,7 +433,7 @@ def post_seat_token(game_id: str, seat: int) -> tuple[Response, int, dict[str, s
         403: Forbidden
         409: Conflict
     """
-    viewer = _own_seat_or_admin(game_id, seat)
+    _, viewer = _own_seat_or_admin(game_id, seat)
     renewed = renew_token(services(), game_id, seat, by_admin=viewer.admin)
     payload = {
         "id": game_id,
@@ -433,11 +454,14 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
       codes:
         404: [not_found]
         409: [seat_taken, game_started, seats_fixed, version_conflict]
+        429: [too_many_bot_games]
       tags: [lobby]
       summary: Give an open seat to a bot
       description: >
         Any seat of the game (its token) or the admin may fill an open seat with a bot;
         a bot plays its turns in the background as soon as they are due (docs/api.md, "Bots").
+        A game's first bot counts against ``MEEPLE_MAX_BOT_GAMES`` as a new bot game would
+        (429 ``too_many_bot_games``; not for the admin).
       security: [{seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -458,6 +482,7 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
     _seat_path(game, seat)
     if not viewer.admin and viewer.seat is None:
         raise AuthError("missing_token", "Send a seat token of this game or the admin key.")
+    _caps_before_change(game, viewer, bot=bot)
     seated = seat_bot(services(), game_id, seat, bot, viewer)
     return jsonify(_seat_answer(game_id, seated, "bot"))
 

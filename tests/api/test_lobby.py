@@ -295,6 +295,48 @@ def test_new_lobbies_and_bot_games_are_capped_but_not_for_the_admin(
         built.close()
 
 
+def test_leaving_or_seating_a_bot_is_capped_as_a_new_lobby_or_bot_game_would_be(
+    config: Any,
+) -> None:
+    """The caps cannot be got round by creating a game of named players, then opening a seat
+    of it (leave) or giving one to a bot."""
+    from dataclasses import replace
+
+    from service.app import create_app
+    from service.bootstrap import bootstrap
+
+    built = bootstrap(replace(config, max_open_games=0, max_bot_games=0))
+    try:
+        client = create_app(services=built).test_client()
+        game = new_game(client, "tally", ["Ann", "Bob", "Cleo"])
+        ann, bob = (game["seats"][seat]["token"] for seat in (0, 1))
+        left = client.post(f"/games/{game['id']}/seats/1/leave", headers=bearer(bob))
+        assert left.status_code == 429 and left.json["code"] == "too_many_open_games"
+        assert summary(client, game["id"])["status"]["open_seats"] == []
+        # The admin is not capped; a game already waiting is not counted twice.
+        admin = bearer(ADMIN_KEY)
+        assert client.post(f"/games/{game['id']}/seats/1/leave", headers=admin).status_code == 200
+        cleo = game["seats"][2]["token"]
+        assert (
+            client.post(f"/games/{game['id']}/seats/2/leave", headers=bearer(cleo)).status_code
+            == 200
+        )
+        bot = {"agent": "random"}
+        seated = client.post(f"/games/{game['id']}/seats/1/bot", json=bot, headers=bearer(ann))
+        assert seated.status_code == 429 and seated.json["code"] == "too_many_bot_games"
+        assert summary(client, game["id"])["status"]["open_seats"] == [1, 2]
+        assert (
+            client.post(f"/games/{game['id']}/seats/1/bot", json=bot, headers=admin).status_code
+            == 200
+        )
+        # A game that has a bot already is counted already.
+        again = client.post(f"/games/{game['id']}/seats/2/bot", json=bot, headers=bearer(ann))
+        assert again.status_code == 200, again.json
+        settle(built)
+    finally:
+        built.close()
+
+
 def test_webhooks_hear_of_nobody_s_turn_until_the_last_seat_is_joined(
     client: FlaskClient, services: Services
 ) -> None:
