@@ -19,7 +19,7 @@ class Impendium(Ruleset):
     title = "Impendium"
     min_players = 1
     max_players = 6
-    rules_version = "2"
+    rules_version = "3"
     #: "at any time": faction abilities (on any player's turn) and galactic diplomacy cards.
     free_action_types = frozenset(["use_faction_ability", "play_diplomacy"])
     options = {

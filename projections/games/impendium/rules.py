@@ -896,6 +896,10 @@ def recruit_faction(state: State, seat: int, action: Action, rng: random.Random)
     if state["options"]["variant"] != "solo":
         # "draw 3 galactic diplomacy cards and choose two to keep" (not in the solo variant).
         drawn = components.draw(state["decks"]["diplomacy"], 3, rng)
+        # A seat knows where a card it returned lies only until someone draws it: whoever
+        # draws it may return it again, and where it then lies is that seat's secret.
+        for known in state["returned_diplomacy"]:
+            known[:] = [card for card in known if card not in drawn]
         if len(drawn) == 3:
             state["pending"].append({"kind": "keep_diplomacy", "seat": seat, "cards": drawn})
         else:

@@ -3,6 +3,8 @@ ending a turn and passing; each action's effect and each way it is refused."""
 
 from __future__ import annotations
 
+import random
+
 from projections.games.impendium import IMPENDIUM, effects
 from projections.games.impendium.data import HARBINGERS, STARS
 from tests.unit.impendium.helpers import (
@@ -463,6 +465,32 @@ def test_recruiting_adds_the_faction_refills_the_slot_and_draws_three_diplomacy_
     act(state, 0, "keep_diplomacy", **{"return": drawn[1]})
     assert state["seats"][0]["hand"] == [drawn[0], drawn[2]]
     assert state["decks"]["diplomacy"]["draw_pile"][-1] == drawn[1]
+
+
+def test_a_returned_card_someone_draws_again_is_no_longer_known_where_it_lies() -> None:
+    # Ben returned D05 under the deck; Ann draws it and returns it again: where it lies now
+    # is Ann's secret, so redrawing what Ben cannot see no longer pins it.
+    state = table()
+    pile = state["decks"]["diplomacy"]["draw_pile"]
+    pile.remove("D05")
+    # The deck is drawn down to the card Ben returned under it: Ann's three are the last.
+    pile[:] = [*pile[:2], "D05"]
+    state["returned_diplomacy"][1] = ["D05"]
+    state["seats"][0]["resources"]["water"] = 14
+    act(state, 0, "recruit_faction", resource="water")
+    assert "D05" in state["pending"][0]["cards"]
+    assert state["returned_diplomacy"][1] == []
+    act(state, 0, "keep_diplomacy", **{"return": "D05"})
+    assert state["returned_diplomacy"] == [["D05"], []]
+    bottoms = {
+        IMPENDIUM.resample_hidden(state, 1, random.Random(n))["decks"]["diplomacy"]["draw_pile"][-1]
+        for n in range(20)
+    }
+    assert bottoms != {"D05"}
+    assert (
+        IMPENDIUM.resample_hidden(state, 0, random.Random(1))["decks"]["diplomacy"]["draw_pile"][-1]
+        == "D05"
+    )  # Ann knows where she put it
 
 
 def test_a_fourth_faction_replaces_one_to_the_bottom_of_the_faction_deck() -> None:
