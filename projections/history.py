@@ -139,7 +139,18 @@ def branch_events(
     """
     if not source:
         raise ValueError("the source log is empty")
-    header = start(source[0], lambda seq: source[seq - 1])
+
+    def fetch(seq: int) -> Envelope:
+        # A branch's opening events (its marker and the copied past) are one header: a
+        # point inside it is no event to branch at.
+        if seq > len(source):
+            raise IllegalAction(
+                "branch_point_out_of_range",
+                f"Event {at} is inside this game's opening events; branch at a later event.",
+            )
+        return source[seq - 1]
+
+    header = start(source[0], fetch)
     if not header.version <= at <= len(source):
         raise IllegalAction(
             "branch_point_out_of_range",

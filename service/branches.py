@@ -175,7 +175,9 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
         reseed=bool(body["reseed"]),
         seat=asker.seat,
         admin=asker.admin,
-        resample_for=viewpoint if body["reseed"] or not ended else None,
+        # A seat named without a reseed is passed on, so a finished game's branch refuses it
+        # (redraw_needs_reseed) rather than ignore it.
+        resample_for=viewpoint if body["reseed"] or not ended or "seat" in body else None,
     )
     branch_id = uuid.uuid4().hex
     entry = {

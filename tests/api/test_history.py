@@ -262,6 +262,22 @@ def test_a_branch_point_outside_the_game_is_refused(
     game = to_turns(client, services)
     problem(branch(client, game, seat(game, 0), at=99), 422, "branch_point_out_of_range")
     problem(branch(client, game, seat(game, 0), at=0), 422, "invalid_body")
+    # A branch's first events are its header (the marker and the copied past): no point
+    # inside it is an event to branch at (it once answered 500).
+    made = branch(client, game, seat(game, 0), at=1).json
+    holder = bearer(made["token"])
+    inside = branch(client, {"id": made["id"]}, holder, at=1)
+    problem(inside, 422, "branch_point_out_of_range")
+    assert client.get(f"/games/{made['id']}/branches", headers=holder).json["branches"] == []
+
+
+def test_a_seat_to_redraw_for_needs_a_reseed_once_the_game_has_ended(
+    client: FlaskClient, services: Services
+) -> None:
+    game = finished_game(client, services)
+    problem(branch(client, game, NOBODY, at=4, seat=1), 422, "redraw_needs_reseed")
+    made = branch(client, game, NOBODY, at=4, seat=1, reseed=True).json
+    assert made["reseeded"] and made["redrawn_for_seat"] == 1
 
 
 def test_listing_branches_refuses_a_bad_token(client: FlaskClient, services: Services) -> None:
