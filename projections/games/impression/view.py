@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from projections import components
-from projections.games.impression import data
+from projections.games.impression import data, effects
 from projections.ruleset import Action, State
 
 HIDDEN_KEYS = {"trading", "tech", "factories", "orders", "contracts", "letters", "boxed_discs"}
@@ -18,6 +18,11 @@ def public_view(state: State, seat: int | None, _legal: Any = None) -> dict[str,
     the orders removed at setup and the discs left in the box (Setup 1-7)."""
     result = {key: value for key, value in state.items() if key not in HIDDEN_KEYS}
     result["seat"] = seat
+    # The rewards of each seat's assistants not yet in a street (each has its own reward).
+    result["seats"] = [
+        {**p, "assistants_in_hand": effects.assistants_in_hand(state, index)}
+        for index, p in enumerate(state["seats"])
+    ]
     trading = state["trading"]
     result["trading"] = {
         "display": trading["display"],

@@ -631,18 +631,9 @@ function contractSlots(mine, tables) {
     }));
 }
 
-//: The reward marked on each of a player's five assistants (The Effects of the Assistants).
-const ASSISTANT_REWARDS = ["paper", "lead", "ink", "mark", "capacity"];
-
-// The rewards of a seat's assistants not yet in a street: a placed assistant stays there.
-function assistantsInHand(game, seat) {
-  const placed = new Set(Object.values(game.streets || {}).filter((street) => street.owner === seat).map((street) => street.reward));
-  return ASSISTANT_REWARDS.filter((reward) => !placed.has(reward));
-}
-
 function workshop(game, mine, tables, ctx) {
   const seat = mine.seat;
-  const inHand = assistantsInHand(game, seat);
+  const inHand = mine.assistants_in_hand || [];
   const inSlots = new Set(mine.slots.map((slot) => slot.contract).filter(Boolean));
   const director = tables.board && tables.board.director ? tables.board.director[mine.director] : null;
   const score = game.final_scores ? game.final_scores.find((s) => s.seat === seat) : null;
@@ -656,7 +647,7 @@ function workshop(game, mine, tables, ctx) {
       [["Marks", mine.marks], ["Paper", mine.paper], ["Lead", mine.lead], ["Ink", mine.ink],
         ["Workforce", mine.workforce], ["Capacity", mine.capacity], ["Assistants", mine.assistants], ["City markers", mine.city_markers]]
         .map(([term, value]) => el("div", { class: "ip-stat" }, el("dt", { text: term }), el("dd", { text: String(value) })))),
-    mine.assistants && inHand.length === mine.assistants
+    inHand.length
       ? el("p", { class: "ip-note", data: { assistants: inHand.join(" ") }, text: `Assistants in hand: ${inHand.map((reward) => `1 ${words(reward).toLowerCase()}`).join(", ")}` })
       : null,
     boardTracks(mine, tables),
