@@ -67,7 +67,7 @@ GAMES = 192
 ROUNDS = 3
 GUNICORN_WORKERS = 2
 #: As compose.yaml runs them (gevent: a request, or a live stream, is a greenlet).
-WORKER_CLASS = "service.gevent_worker.StreamingWorker"
+WORKER_CLASS = "service.http.gevent_worker.StreamingWorker"
 #: The queues of each RQ worker that takes automatic steps, as compose.yaml runs them: its
 #: ``worker`` service (two replicas) and its ``steps-worker``.
 RQ_WORKERS = (["steps", "notifications"], ["steps", "notifications"], ["steps"])
@@ -246,7 +246,7 @@ def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, An
     automatic steps come before each action (and, last, in the whole playout)."""
     from projections.fold import step_action
     from projections.simulate import play_random
-    from service.openapi import product_rulesets
+    from service.http.openapi import product_rulesets
 
     rulesets = product_rulesets()
     ruleset = rulesets[number % len(rulesets)]
@@ -460,7 +460,7 @@ def rq_cost_per_job(redis_url: str, workers: list[int], count: int = EMPTY_JOBS)
     from rq import Queue
     from rq.registry import FinishedJobRegistry
 
-    from service.jobs import STEPS_QUEUE, RQJobs
+    from service.workers.jobs import STEPS_QUEUE, RQJobs
 
     connection = redis.Redis.from_url(redis_url)
     queue = Queue(STEPS_QUEUE, connection=connection)

@@ -1,4 +1,5 @@
-"""Undo of 100 steps against a single undo, on a branch grown to 5,000 events (issue 11).
+"""Undo of 100 steps against a single undo, on a branch grown to 5,000 events (docs/history.md,
+"What undo and redo cost").
 
 The scenario of the issue: a branch of a finished Gutenberg game grown by alternating
 ``undo?steps=100`` / ``redo?steps=100`` until its log holds ``MEEPLE_BENCH_UNDO_EVENTS``

@@ -1,11 +1,13 @@
-"""The largest legal-actions answer (bytes of JSON) per game, before and after issue 12's
-decisions: ``python -m bench.legal_actions_size`` (not a ratio bench; ``make bench`` skips it).
+"""The largest legal-actions answer (bytes of JSON) per game, before and after decisions were
+described (docs/api.md, "Decisions"): ``python -m bench.legal_actions_size`` (not a ratio
+bench; ``make bench`` skips it).
 
 Random playouts of every game at its smallest and largest player counts
 (``MEEPLE_BENCH_GAMES`` games per count, default 3) give the positions; at each one, for every
 seat with a legal action, the answer is built as ``GET .../legal-actions`` builds it:
 
-- before: ``{version, seat, actions}`` with the complete list (the answer until issue 12);
+- before: ``{version, seat, actions}`` with the complete list (the answer before decisions
+  were described);
 - after: the answer with its defaults (decision and free actions described, a page of 100);
 - after, ``list=false``: the descriptions alone.
 
@@ -24,7 +26,7 @@ from projections.ruleset import all_rulesets
 from projections.simulate import play_random
 
 GAMES = int(os.environ.get("MEEPLE_BENCH_GAMES", "3"))
-PAGE = 100  # service.api.LEGAL_ACTIONS_PAGE
+PAGE = 100  # service.http.resources.games.LEGAL_ACTIONS_PAGE
 
 
 def _size(body: dict[str, Any]) -> int:

@@ -14,7 +14,7 @@ reads the version, so two writers (threads or processes) can never both pass the
 
 ``append(..., then=statements)`` also runs ``statements`` (SQL and its parameters) in that
 transaction, after the events are written: the embedded job runner keeps its records in this
-file (service.job_state), so an append and the automatic step it makes due are committed
+file (service.application.job_state), so an append and the automatic step it makes due are committed
 together, or not at all (as the Redis store does in its script).
 """
 

@@ -42,14 +42,25 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from projections.ruleset import Ruleset
+from typing import Any, Protocol
 
 Action = dict[str, Any]
 Description = dict[str, Any]
 Param = dict[str, Any]
+
+
+class Rules(Protocol):
+    """What ``answer`` asks of a ruleset (``projections.ruleset.Ruleset`` has it all)."""
+
+    @property
+    def free_action_types(self) -> frozenset[str]: ...
+
+    def status(self, state: dict[str, Any]) -> dict[str, Any]: ...
+
+    def legal_actions(self, state: dict[str, Any], seat: int) -> list[Action]: ...
+
+    def describe_actions(self, state: dict[str, Any], seat: int) -> dict[str, Description]: ...
+
 
 #: A dependent parameter depends on at most this many earlier ones before it depends on all
 #: of them (which is always exact: the description is then the list as a tree).
@@ -403,7 +414,7 @@ def split_decision(
 
 
 def answer(
-    ruleset: Ruleset, state: dict[str, Any], seat: int | None, start: int, limit: int, listed: bool
+    ruleset: Rules, state: dict[str, Any], seat: int | None, start: int, limit: int, listed: bool
 ) -> dict[str, Any]:
     """The legal-actions answer of ``seat`` (None: a spectator, nothing to do): the decision
     awaited and the free actions described apart, and a page of the complete list from

@@ -339,7 +339,7 @@ def _step_line(game: Game, envelope: Envelope, reveal_secrets: bool) -> str:
         return f"{game.meta['players'][action['seat']]}: a secret {public['type']}"
 
 
-#: How a timeline says each change of a seat (service.lobby).
+#: How a timeline says each change of a seat (service.http.resources.lobby).
 SEAT_LINES = {
     "joined": "{name} joined seat {seat}",
     "left": "Seat {seat} was left open",

@@ -1,1 +1,2 @@
-"""The Flask service: REST API, auth, errors, background jobs and the command line."""
+"""Meeple Ledger's service: the HTTP edge, the application layer, the workers and the live hub,
+wired by the composition root (docs/architecture.md)."""

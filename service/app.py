@@ -13,22 +13,22 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
-from service.errors import register_error_handlers
-from service.json_input import StrictJSONProvider
-from service.limits import install_rate_limits
+from service.http.errors import register_error_handlers
+from service.http.json_input import StrictJSONProvider
+from service.http.limits import install_rate_limits
 
 #: Blueprints of the other parts of the service (notifications, the live stream, the lobby,
 #: analyses, the web app), each a module exposing ``bp``; registered when present.
 EXTRA_BLUEPRINTS = (
-    "service.webhooks",
-    "service.stream",
-    "service.time_travel",
-    "service.undo",
-    "service.branches",
-    "service.audits",
-    "service.lobby",
-    "service.analyses",
-    "service.web",
+    "service.http.resources.webhooks",
+    "service.http.resources.stream",
+    "service.http.resources.time_travel",
+    "service.http.resources.undo",
+    "service.http.resources.branches",
+    "service.http.resources.audits",
+    "service.http.resources.lobby",
+    "service.http.resources.analyses",
+    "service.http.web",
 )
 
 
@@ -37,7 +37,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     if services is None:
         services = bootstrap(config if config is not None else load_config())
     config = services.config
-    # No app-wide static folder: the web app's blueprint serves /static/ (service/web).
+    # No app-wide static folder: the web app's blueprint serves /static/ (service/http/web).
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     # Every request body is read through app.json: depth-limited, no duplicate keys.
@@ -53,7 +53,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.extensions["meeple"] = services
     register_error_handlers(app)
 
-    from service import api, docs
+    from service.http.resources import docs
+    from service.http.resources import games as api
 
     app.register_blueprint(api.bp)
     app.register_blueprint(docs.bp)

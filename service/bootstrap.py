@@ -1,4 +1,5 @@
-"""Building the service's dependencies once, from a Config (cosmicpython's bootstrap).
+"""The composition root: the service's dependencies built once, from a Config (cosmicpython's
+bootstrap).
 
 Everything a handler or a job needs hangs off ``Services``; tests pass fakes for any part
 (``bootstrap(config, jobs=FakeJobs())``) instead of patching modules.
@@ -6,40 +7,15 @@ Everything a handler or a job needs hangs off ``Services``; tests pass fakes for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from events.config import open_store
 from events.store import EventStore
-from projections.fold import Folder, Game
+from projections.fold import Folder
 from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
-from service.config import Config
-
-
-class Jobs(Protocol):
-    """What the application layer asks of the background jobs (service.jobs builds it)."""
-
-    def after_append(self, game_id: str, version: int, game: Game | None = None) -> None: ...
-
-
-@dataclass
-class Services:
-    """The running service's parts; built by ``bootstrap``, shared by requests and jobs."""
-
-    config: Config
-    store: EventStore
-    folder: Folder
-    game_index: GameIndex
-    jobs: Any = None
-
-    def close(self) -> None:
-        """Stop the jobs, then release the index and the store."""
-        close_jobs = getattr(self.jobs, "close", None)
-        if close_jobs is not None:
-            close_jobs()
-        self.game_index.close()
-        self.store.close()
+from service.application.services import Services
+from service.config import Config, game_index_url
+from service.workers import jobs as workers
 
 
 def bootstrap(
@@ -56,26 +32,9 @@ def bootstrap(
         game_index = open_game_index(config)
     services = Services(config, store, folder, game_index)
     if jobs is None:
-        # Imported here: the jobs module builds on Services, and importing it lazily keeps
-        # the dependency one way (jobs -> bootstrap) at import time.
-        from service.jobs import make_jobs
-
-        jobs = make_jobs(services)
+        jobs = workers.make_jobs(services)
     services.jobs = jobs
     return services
-
-
-def game_index_url(config: Config) -> str:
-    """Where the game index lives: MEEPLE_READMODEL_URL, else beside the event store
-    (``var/meeple.db`` -> ``var/meeple.index.db``; a Redis store's own Redis)."""
-    if config.readmodel_url:
-        return config.readmodel_url
-    scheme, _, rest = config.store_url.partition("://")
-    if scheme == "sqlite":
-        # The same path rule as events.config: one slash after sqlite:// -> relative path.
-        path = Path(rest.removeprefix("/")).with_suffix(".index.db")
-        return f"sqlite:///{path.as_posix()}"
-    return config.store_url
 
 
 def open_game_index(config: Config) -> GameIndex:
@@ -89,3 +48,11 @@ def open_game_index(config: Config) -> GameIndex:
 
         return RedisGameIndex.from_url(url)
     raise ValueError(f"no game index backend for {url!r}")
+
+
+def run_worker(config: Config, **options: Any) -> int:
+    """``meeple worker``: this process's services for ``config``, then an RQ worker on them
+    until it stops (``options`` as ``service.workers.jobs.run_worker`` takes them)."""
+    if not config.redis_url:
+        raise SystemExit("meeple worker needs MEEPLE_REDIS_URL (the Redis that holds the queues)")
+    return workers.run_worker(bootstrap(config), **options)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 from limits import parse_many
@@ -214,3 +215,16 @@ def _check_rate_limit(variable: str, value: str) -> None:
         raise ConfigError(
             f"{variable} must be limits like '30/minute;300/hour', not {value!r}"
         ) from None
+
+
+def game_index_url(config: Config) -> str:
+    """Where the game index lives: MEEPLE_READMODEL_URL, else beside the event store
+    (``var/meeple.db`` -> ``var/meeple.index.db``; a Redis store's own Redis)."""
+    if config.readmodel_url:
+        return config.readmodel_url
+    scheme, _, rest = config.store_url.partition("://")
+    if scheme == "sqlite":
+        # The same path rule as events.config: one slash after sqlite:// -> relative path.
+        path = Path(rest.removeprefix("/")).with_suffix(".index.db")
+        return f"sqlite:///{path.as_posix()}"
+    return config.store_url

@@ -151,7 +151,7 @@ class GameIndex(ABC):
     @abstractmethod
     def count_lobbies(self) -> tuple[int, int]:
         """(games waiting for players, unfinished games with a bot seat): the caps on what
-        anonymous clients may start (service.lobby)."""
+        anonymous clients may start (service.http.resources.lobby)."""
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release files and connections."""

@@ -13,8 +13,8 @@ from flask.testing import FlaskClient
 
 from events.store import ConcurrencyConflict
 from projections.fold import Game
-from service import commands
 from service.app import create_app
+from service.application import commands
 from service.bootstrap import Services, bootstrap
 from service.config import Config
 from tests.api.conftest import bearer, new_game, settle

@@ -18,8 +18,8 @@ from werkzeug.test import TestResponse
 from projections.agents import analysis as agents_analysis
 from projections.agents.budget import Budget
 from projections.ruleset import get_ruleset
-from service import analyses
 from service.bootstrap import Services
+from service.workers import analyses
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 from tests.api.playing import play_to_the_end
 

@@ -1,4 +1,4 @@
-"""service.auth on its own: only a seat's exact token speaks for that seat."""
+"""service.application.auth on its own: only a seat's exact token speaks for that seat."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.auth import AuthError, new_token, resolve_viewer, token_hash
+from service.application.auth import AuthError, new_token, resolve_viewer, token_hash
 
 TOKENS = [new_token() for _ in range(3)]
 META = {"game_id": "g", "seat_token_hashes": [token_hash(token) for token in TOKENS]}

@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 
 from projections.audit import audit
 from projections.fold import fold
-from service import bots
+from service.application import bot_seats, bots
 from service.bootstrap import Services
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 
@@ -72,7 +72,7 @@ def test_a_bot_seat_at_creation_has_no_token_and_a_name(client: FlaskClient) -> 
     [
         {"bot": {"agent": "alphazero"}},
         {"bot": {"agent": "mcts", "playouts": 0}},
-        {"bot": {"agent": "mcts", "playouts": bots.MAX_PLAYOUTS + 1}},
+        {"bot": {"agent": "mcts", "playouts": bot_seats.MAX_PLAYOUTS + 1}},
         {"bot": {"agent": "random", "playouts": 5}},
         {"bot": {"agent": "random"}, "token": "x"},
         {"open": False},
@@ -226,7 +226,7 @@ def test_a_lost_bot_turn_is_played_by_the_sweep(
 ) -> None:
     from dataclasses import replace
 
-    from service import jobs
+    from service.workers import jobs
 
     enqueue = services.jobs.enqueue
     lost: list[str] = []

@@ -11,8 +11,8 @@ import pytest
 from flask.testing import FlaskClient
 
 from events.envelope import NewEvent
-from service import audits as audit_views
 from service.bootstrap import Services
+from service.http.resources import audits as audit_views
 from tests.api.conftest import bearer, settle
 from tests.unit.test_costs import Applies, played
 

@@ -18,9 +18,9 @@ from markupsafe import escape
 from openapi_schema_validator import OAS30Validator
 
 from projections.ruleset import all_rulesets, get_ruleset
-from service.docs import example, game_codes, problem_catalogue, unresolved_templates
-from service.errors import PROBLEMS
-from service.openapi import build_spec
+from service.http.errors import PROBLEMS
+from service.http.openapi import build_spec
+from service.http.resources.docs import example, game_codes, problem_catalogue, unresolved_templates
 from tests.api.conftest import bearer, new_game
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from flask.testing import FlaskClient
 
 from projections import decisions
-from service import commands
+from service.application import commands
 from service.bootstrap import Services
 from tests.api.conftest import bearer, new_game, settle
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from service import commands
+from service.application import commands
 from service.bootstrap import Services
 from tests.api.conftest import bearer, new_game, settle
 

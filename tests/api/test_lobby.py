@@ -217,7 +217,7 @@ def test_a_lobby_game_plays_to_the_end_and_audits(client: FlaskClient, services:
 def test_the_game_list_shows_lobbies_and_branches_with_true_timestamps(
     client: FlaskClient, services: Services
 ) -> None:
-    from service import commands
+    from service.application import commands
 
     played = new_game(client, "tally", ["Ann", "Bob"])
     ann = bearer(played["seats"][0]["token"])
@@ -340,7 +340,7 @@ def test_leaving_or_seating_a_bot_is_capped_as_a_new_lobby_or_bot_game_would_be(
 def test_webhooks_hear_of_nobody_s_turn_until_the_last_seat_is_joined(
     client: FlaskClient, services: Services
 ) -> None:
-    from service.notifications import GameHistory
+    from service.application.webhooks import GameHistory
 
     game = lobby(client)
     joined = join(client, game["id"], 1, "Bob").json["version"]

@@ -14,8 +14,8 @@ from openapi_spec_validator import validate
 
 from projections.ruleset import all_rulesets
 from service.cli import openapi_text
-from service.errors import PROBLEM_MEDIA_TYPE, PROBLEMS
-from service.openapi import build_spec
+from service.http.errors import PROBLEM_MEDIA_TYPE, PROBLEMS
+from service.http.openapi import build_spec
 
 OPENAPI_FILE = Path(__file__).resolve().parents[2] / "openapi.yaml"
 

@@ -18,11 +18,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service import commands
-from service import jobs as jobs_module
 from service.app import create_app
+from service.application import commands
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
+from service.workers import jobs as jobs_module
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 
 

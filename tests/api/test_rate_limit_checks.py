@@ -1,4 +1,4 @@
-"""The rate limits' check (service.limits.RateLimits) through the test client: which limit
+"""The rate limits' check (service.http.limits.RateLimits) through the test client: which limit
 an answer's headers show when an endpoint has several, and what happens when the limits'
 store stops answering. The limits against a real server: tests/security/test_limits.py.
 """
@@ -14,7 +14,7 @@ from flask import Flask
 
 from service.app import create_app
 from service.config import load_config
-from service.limits import RateLimits
+from service.http.limits import RateLimits
 from tests.api.conftest import ADMIN_KEY, bearer
 
 GAME = {"ruleset": "gutenberg", "players": ["Ann", "Bob"]}

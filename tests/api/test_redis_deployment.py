@@ -11,8 +11,8 @@ import redis
 from flask.testing import FlaskClient
 
 from projections.readmodels.redis_game_index import RedisGameIndex
-from service import commands
 from service.app import create_app
+from service.application import commands
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 from tests.api.conftest import ADMIN_KEY

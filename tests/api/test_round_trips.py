@@ -20,13 +20,13 @@ import redis
 from flask.testing import FlaskClient
 from redis.connection import AbstractConnection
 
-from service import commands
-from service import jobs as jobs_module
 from service.app import create_app
+from service.application import commands
+from service.application.job_state import RedisJobState
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
-from service.job_state import RedisJobState
-from service.jobs import (
+from service.workers import jobs as jobs_module
+from service.workers.jobs import (
     HEARTBEAT_SLACK,
     JOB_FUNCTIONS,
     STEPS_QUEUE,
@@ -348,6 +348,8 @@ def test_a_job_costs_its_worker_nine_round_trips_of_its_own(
     ran: list[tuple[Any, ...]] = []
     # The job itself does nothing here: only the worker's own round trips are counted.
     monkeypatch.setitem(JOB_FUNCTIONS, "system_step", lambda services, *args: ran.append(args))
+    # The services this process's jobs run with (``meeple worker`` installs its own).
+    monkeypatch.setattr(jobs_module, "_process_services", redis_services)
     worker = worker_class()([jobs.queues["steps"]], connection=jobs.connection)
     # Time stands still: past its first, no heartbeat or suspension check falls due however
     # long the bursts take on a busy machine.

@@ -22,7 +22,7 @@ from flask.testing import FlaskClient
 from events.sqlite_pool import SQLitePool
 from service.app import create_app
 from service.bootstrap import Services
-from service.jobs import system_step_key
+from service.workers.jobs import system_step_key
 from tests.api.conftest import bearer, new_game, settle
 
 

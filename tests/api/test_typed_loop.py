@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 
 from projections.ruleset import Ruleset
 from service.bootstrap import Services
-from service.openapi import product_rulesets
+from service.http.openapi import product_rulesets
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 
 RULESETS = product_rulesets()

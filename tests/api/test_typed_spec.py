@@ -14,7 +14,7 @@ from openapi_schema_validator import OAS30Validator
 from projections.fold import Game
 from projections.ruleset import Ruleset
 from projections.simulate import play_random
-from service.openapi import _camel, openapi_schema, product_rulesets
+from service.http.openapi import _camel, openapi_schema, product_rulesets
 from tests.api.test_openapi import OPENAPI_FILE
 
 SPEC = yaml.safe_load(OPENAPI_FILE.read_text())

@@ -1,4 +1,4 @@
-"""The web app's files as the service serves them (service/web): the page at /, its ES
+"""The web app's files as the service serves them (service/http/web): the page at /, its ES
 modules and styles, under a Content-Security-Policy that allows this origin only, and one
 renderer module per ruleset the service hosts."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from flask.testing import FlaskClient
 
-from service.openapi import product_rulesets
-from service.web import STATIC
+from service.http.openapi import product_rulesets
+from service.http.web import STATIC
 
 MODULES = sorted(p.relative_to(STATIC).as_posix() for p in STATIC.rglob("*.js"))
 

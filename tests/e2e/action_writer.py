@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from projections.ruleset import register
-from service import commands
+from service.application import commands
 from service.bootstrap import bootstrap
 from service.config import load_config
 from tests.rulesets.tally import TALLY

@@ -15,9 +15,9 @@ from typing import Any
 from rq import Queue
 
 from projections.agents.budget import Budget
-from service import analyses
 from service.app import create_app
-from service.jobs import ANALYSES_QUEUE
+from service.workers import analyses
+from service.workers.jobs import ANALYSES_QUEUE
 from tests.e2e.test_worker_rq import ROOT, Deployment, bearer, deployment, wait_until
 
 __all__ = ["deployment"]  # the fixture, shared with the other worker tests
@@ -26,7 +26,7 @@ __all__ = ["deployment"]  # the fixture, shared with the other worker tests
 #: then an RQ worker on the analyses' queue alone.
 WORKER_CODE = (
     "import tests.e2e.test_analyses_rq as here; here.prepare_worker_process(); "
-    "from service.config import load_config; from service.jobs import run_worker; "
+    "from service.config import load_config; from service.bootstrap import run_worker; "
     "raise SystemExit(run_worker(load_config(), queues=['analyses']))"
 )
 

@@ -21,7 +21,7 @@ from projections.audit import audit
 from service.app import create_app
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
-from service.jobs import BOTS_QUEUE, RQJobs
+from service.workers.jobs import BOTS_QUEUE, RQJobs
 from tests.redis_servers import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ import pytest
 from service.app import create_app
 from service.bootstrap import bootstrap
 from service.config import load_config
-from service.jobs import RQJobs
+from service.workers.jobs import RQJobs
 from tests.e2e.test_worker_rq import Deployment, bearer
 from tests.redis_servers import RedisServer
 

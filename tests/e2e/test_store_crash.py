@@ -20,7 +20,7 @@ from events.config import open_store
 from events.envelope import verify_chain
 from projections.fold import Folder
 from projections.ruleset import register
-from service.job_state import open_job_state
+from service.application.job_state import open_job_state
 from tests.redis_servers import RedisServer
 from tests.rulesets.tally import TALLY
 

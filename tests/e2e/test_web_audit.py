@@ -18,7 +18,7 @@ from tests.e2e.test_web_play import seen_up_to
 from tests.e2e.test_web_seat_controls import call
 
 WAIT_MS = 20_000
-#: service/web/static/app/game.js
+#: service/http/web/static/app/game.js
 AUDIT_INTERVAL_MS = 5000
 MOVES = 4
 #: the page's fake clock at its start (ms since the epoch)

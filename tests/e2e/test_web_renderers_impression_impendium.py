@@ -2,7 +2,7 @@
 seat's hand.
 
 Chromium (Debian's, launched by its path; Playwright never downloads a browser) opens a
-small test page that imports the game's renderer from service/web/static/games/, fetches
+small test page that imports the game's renderer from service/http/web/static/games/, fetches
 the game's components from the real API (GET /rulesets/{id}/components, answered by the
 app's test client) as the web app's shell does, and draws views of random games played
 in-process with the rulesets: at the start, the middle and the end, for a seat and for a
@@ -33,11 +33,11 @@ from service.bootstrap import Services, bootstrap
 from service.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
-GAMES = ROOT / "service" / "web" / "static" / "games"
+GAMES = ROOT / "service" / "http" / "web" / "static" / "games"
 SCREENSHOTS = ROOT / "var" / "screenshots"
 ORIGIN = "http://meeple.test"
 
-#: The rules of the shell's stylesheet (service/web/static/app.css on the web app's branch)
+#: The rules of the shell's stylesheet (service/http/web/static/app.css on the web app's branch)
 #: that renderers rely on (seat colours, badges, seat areas, tracks), so the screenshots
 #: look as the table does in the app.
 SHELL_CSS = """

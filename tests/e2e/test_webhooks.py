@@ -18,9 +18,9 @@ import yaml
 from flask.testing import FlaskClient
 from openapi_schema_validator import OAS30Validator
 
+from service.application.webhooks import SIGNATURE_HEADER, WEBHOOK_EVENTS, verify_signature
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
-from service.notifications import SIGNATURE_HEADER, WEBHOOK_EVENTS, verify_signature
 from tests.api.conftest import bearer, new_game
 from tests.api.test_openapi import OPENAPI_FILE
 

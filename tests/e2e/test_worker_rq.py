@@ -1,4 +1,5 @@
-"""Real RQ worker processes (``service.jobs.run_worker``) against a throwaway redis-server.
+"""Real RQ worker processes (``meeple worker``: ``service.bootstrap.run_worker``) against a
+throwaway redis-server.
 
 - every landed game is played to its end through HTTP alone, each automatic step done by
   the worker process;
@@ -27,11 +28,11 @@ from rq.job import Job
 
 from projections.ruleset import Action, State, all_rulesets, register
 from service.app import create_app
+from service.application.job_state import RedisJobState
+from service.application.webhooks import verify_signature
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
-from service.job_state import RedisJobState
-from service.jobs import RQJobs, run_job, system_step_key
-from service.notifications import verify_signature
+from service.workers.jobs import RQJobs, run_job, system_step_key
 from tests.e2e.test_webhooks import SECRET, Receiver, running_receiver
 from tests.redis_servers import RedisServer
 from tests.rulesets.tally import TALLY, Tally
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: MEEPLE_TEST_GATE set, its Tally's automatic steps wait while that file exists.
 WORKER_CODE = (
     "import tests.e2e.test_worker_rq as here; here.prepare_worker_process(); "
-    "from service.config import load_config; from service.jobs import run_worker; "
+    "from service.config import load_config; from service.bootstrap import run_worker; "
     "raise SystemExit(run_worker(load_config()))"
 )
 

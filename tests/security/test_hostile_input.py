@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from service.json_input import MalformedJson, loads_strict
+from service.http.json_input import MalformedJson, loads_strict
 from tests.security.conftest import LiveServer
 
 #: About 2 KB of JSON nested ~1,000 deep: Python's own parser gives up with a RecursionError.
@@ -198,6 +198,6 @@ def test_other_refusals_of_gunicorn_are_problems_too(server: LiveServer) -> None
     # A response header the app got wrong stays gunicorn's 500, not the client's fault.
     from gunicorn.http.errors import InvalidResponseHeaderName
 
-    from service.serving import refusal
+    from service.http.serving import refusal
 
     assert refusal(InvalidResponseHeaderName("X\n")) is None

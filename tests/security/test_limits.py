@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import redis
 
-from service.auth import token_hash
+from service.application.auth import token_hash
 from service.config import ConfigError, load_config
-from service.limits import RULES, token_key
+from service.http.limits import RULES, token_key
 from tests.redis_servers import RedisServer
 from tests.security.conftest import MEEPLE, Answer, LiveServer, _answer
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from service.notifications import SIGNATURE_HEADER, verify_signature
+from service.application.webhooks import SIGNATURE_HEADER, verify_signature
 from tests.e2e.test_webhooks import SECRET, Receiver, running_receiver
 from tests.security.conftest import LiveServer
 

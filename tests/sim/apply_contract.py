@@ -44,8 +44,8 @@ from hypothesis import strategies as st
 from projections.fold import Game, copy_state
 from projections.ruleset import Action, IllegalAction, Ruleset, State
 from projections.simulate import play_random
-from service.docs import game_codes
-from service.errors import PROBLEMS
+from service.http.errors import PROBLEMS
+from service.http.resources.docs import game_codes
 from tests.sim.conformance import games_per_count
 
 #: The key a mutation adds; no ruleset's action has it.
@@ -107,7 +107,9 @@ def check_apply_contract(
         fuzz(ruleset, found, max_examples)
     # every code a refusal carried has its entry on /docs (the problem's ``type`` points there)
     undocumented = CODES_SEEN.get(ruleset.id, set()) - set(game_codes(ruleset)) - set(PROBLEMS)
-    assert not undocumented, f"/docs lists no {sorted(undocumented)} (service/docs.py game_codes)"
+    assert not undocumented, (
+        f"/docs lists no {sorted(undocumented)} (service/http/resources/docs.py game_codes)"
+    )
 
 
 # Positions ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from events.envelope import Envelope
 from projections.fold import Game
 from projections.ruleset import Ruleset
 from projections.simulate import play_random
-from service.openapi import product_rulesets
+from service.http.openapi import product_rulesets
 
 RULESETS = product_rulesets()
 

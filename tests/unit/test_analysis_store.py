@@ -1,5 +1,6 @@
-"""The analysis store contract (service.analyses), run on SQLite and on Redis: atomic changes,
-the unfinished records the caps count (within their lease), expiry; and the analysis id."""
+"""The analysis store contract (service.application.analyses), run on SQLite and on Redis:
+atomic changes, the unfinished records the caps count (within their lease), expiry; and the
+analysis id."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 import redis
 
-from service.analyses import (
+from service.application.analyses import (
     AnalysisStore,
     RedisAnalysisStore,
     SQLiteAnalysisStore,

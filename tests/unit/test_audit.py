@@ -12,7 +12,7 @@ from events.envelope import Envelope, event_hash
 from projections.audit import audit, to_jsonl
 from projections.history import branch_events
 from projections.simulate import MemoryLog, play_random
-from service.cli_log import add_commands
+from service.cli.log import add_commands
 from tests.rulesets.tally import TALLY
 
 

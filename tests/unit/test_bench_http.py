@@ -11,7 +11,7 @@ from bench.bench_http import Plan, Side, Tally, budget, game_plan
 def test_a_plan_knows_how_many_automatic_steps_come_before_each_move() -> None:
     body, moves, steps = game_plan(0)
     from projections.simulate import play_random
-    from service.openapi import product_rulesets
+    from service.http.openapi import product_rulesets
 
     ruleset = next(r for r in product_rulesets() if r.id == body["ruleset"])
     _, log = play_random(ruleset, body["players"], body["seed"], body["options"])

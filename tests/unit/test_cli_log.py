@@ -10,7 +10,7 @@ import pytest
 
 from projections.audit import to_jsonl
 from projections.simulate import play_random
-from service.cli_log import add_commands
+from service.cli.log import add_commands
 from tests.rulesets.tally import TALLY
 
 

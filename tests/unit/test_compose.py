@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from service.config import _ENV_NAMES
-from service.jobs import JobSettings
+from service.workers.jobs import JobSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -221,12 +221,12 @@ def test_the_api_runs_the_app_factory_under_gunicorns_gevent_worker_for_streams(
     from gunicorn.util import load_class
     from gunicorn.workers.ggevent import GeventWorker
 
-    from service.serving import ProblemErrors
+    from service.http.serving import ProblemErrors
 
     command = command_of(compose["services"]["api"])
     assert command[0] == "gunicorn"
     # The worker class as gunicorn itself loads it: a gevent worker (a stream is a greenlet)
-    # answering gunicorn's own refusals as problems (service.serving).
+    # answering gunicorn's own refusals as problems (service.http.serving).
     worker_class = load_class(option(command, "worker-class"))
     assert issubclass(worker_class, GeventWorker) and issubclass(worker_class, ProblemErrors)
     assert int(option(command, "worker-connections")) >= 1000
@@ -319,7 +319,7 @@ def test_the_http_bench_runs_the_workers_that_take_steps_as_compose_does(
         command = command_of(service)
         if command[:2] != ["meeple", "worker"]:
             continue
-        # No --queue: the default queues, steps first (service.jobs.run_worker).
+        # No --queue: the default queues, steps first (service.workers.jobs.run_worker).
         queues = build_parser().parse_args(command[1:]).queue or ["steps", "notifications"]
         if "steps" in queues:
             taking_steps += [queues] * int(service.get("deploy", {}).get("replicas", 1))

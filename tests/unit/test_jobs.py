@@ -15,9 +15,10 @@ from events.config import open_store
 from events.store import EventStore
 from projections.fold import Folder, Game, decide_action, game_created_event
 from projections.ruleset import get_ruleset
-from service import commands
-from service.job_state import SQLiteJobState
-from service.jobs import (
+from service.application import commands
+from service.application.job_state import SQLiteJobState
+from service.application.webhooks import new_webhook
+from service.workers.jobs import (
     JOB_FUNCTIONS,
     STEPS_PER_JOB,
     InProcessJobs,
@@ -29,7 +30,6 @@ from service.jobs import (
     system_step,
     system_step_key,
 )
-from service.notifications import new_webhook
 
 
 @dataclass
@@ -91,7 +91,8 @@ def create_game(services: Any, game_id: str, players: int = 2, **options: Any) -
 
 
 def act(services: Any, game_id: str, seat: int, action: dict[str, Any]) -> int:
-    """What service.commands.append does: append, cache the new state, run after_append."""
+    """What service.application.commands.append does: append, cache the new state, run
+    after_append."""
     game = services.folder.load(game_id)
     event, state = decide_action(game, seat, action)
     result = services.store.append(game_id, [event], expected_version=game.version)

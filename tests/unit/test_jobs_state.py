@@ -12,18 +12,23 @@ from typing import Any
 import pytest
 import redis
 
-from service import notifications
-from service.job_state import JobState, RedisJobState, SQLiteJobState, job_state_location
-from service.notifications import (
-    DeliveryPolicy,
+from service.application import webhooks as notifications
+from service.application.job_state import (
+    JobState,
+    RedisJobState,
+    SQLiteJobState,
+    job_state_location,
+)
+from service.application.webhooks import (
     WebhookError,
-    attempt_delivery,
     new_delivery,
     new_webhook,
     parse_url,
     signature_header,
     verify_signature,
 )
+from service.workers import delivery as delivery_module
+from service.workers.delivery import DeliveryPolicy, attempt_delivery
 
 #: A database of the session's test Redis that no other test uses; emptied for each test.
 JOB_STATE_DB = 7
@@ -255,7 +260,7 @@ def test_each_failed_attempt_doubles_the_wait_until_the_last_one_gives_up(
             raise answer
         return answer
 
-    monkeypatch.setattr(notifications, "post", post)
+    monkeypatch.setattr(delivery_module, "post", post)
     policy = DeliveryPolicy(
         allow=notifications.AllowList.parse("127.0.0.1"), max_attempts=4, retry_base=5
     )

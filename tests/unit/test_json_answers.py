@@ -1,4 +1,4 @@
-"""Answers are written by orjson (service.json_input): the same JSON as Flask's standard
+"""Answers are written by orjson (service.http.json_input): the same JSON as Flask's standard
 provider writes, keys sorted, in less time."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from flask.json.provider import DefaultJSONProvider
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.json_input import StrictJSONProvider
+from service.http.json_input import StrictJSONProvider
 from tests.json_strategies import json_values
 
 #: What views, statuses and problems are made of: JSON values with string keys.

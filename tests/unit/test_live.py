@@ -1,4 +1,4 @@
-"""What the live streams of one process share (service.live): one read per append for every
+"""What the live streams of one process share (service.live.hub): one read per append for every
 stream of a game (fan-out), and the caps on open streams."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from service.http import client_address
-from service.live import FeedView, Refusal, Slot, StreamSlots
+from service.http.shared import client_address
+from service.live.hub import FeedView, Refusal, Slot, StreamSlots
 from tests.unit.test_jobs import FakeServices, act, build, create_game
 
 #: What the test waits for at most before calling a wake-up lost.

@@ -1,4 +1,4 @@
-"""Rate-limit counts kept per process and added up through Redis (service.rate_counts).
+"""Rate-limit counts kept per process and added up through Redis (service.http.rate_counts).
 
 Two ``SyncedCounts`` stand for two API processes sharing one Redis; each syncs only when the
 test says so, and the clock stands still in the middle of a window, so nothing here depends
@@ -15,7 +15,7 @@ import redis
 from limits import parse
 from limits.strategies import SlidingWindowCounterRateLimiter
 
-from service.rate_counts import PREFIX, SyncedCounts
+from service.http.rate_counts import PREFIX, SyncedCounts
 
 NOW = 1_800_000_030.5  # the middle of a minute
 

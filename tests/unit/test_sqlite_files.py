@@ -13,7 +13,7 @@ import pytest
 from events.sqlite_pool import IDLE_CONNECTIONS, SQLitePool
 from events.store import StoreError
 from projections.readmodels.game_index import SQLiteGameIndex
-from service.job_state import SQLiteJobState
+from service.application.job_state import SQLiteJobState
 
 
 def open_files() -> int:

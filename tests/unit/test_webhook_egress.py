@@ -21,17 +21,16 @@ from typing import Any
 
 import pytest
 
-from service.jobs import JobSettings
-from service.notifications import (
+from service.application.webhooks import (
     AllowList,
-    DeliveryPolicy,
     WebhookError,
-    attempt_delivery,
     is_public,
     new_delivery,
     new_webhook,
     vet_url,
 )
+from service.workers.delivery import DeliveryPolicy, attempt_delivery
+from service.workers.jobs import JobSettings
 
 REAL_GETADDRINFO = socket.getaddrinfo
 

@@ -208,3 +208,13 @@ def check_slot_for_new_order(player: dict[str, Any], discard_slot: Any) -> None:
         raise IllegalAction(
             "discard_not_needed", "You have a free order slot; do not discard an order."
         )
+
+
+def ink_cost(ink_set: list[str | None], count: int) -> int:
+    """1st ink free, 2nd 1 guilder, 3rd 2 guilders, by position, also in a partly taken set."""
+    return sum(leftmost_inks(ink_set, count))
+
+
+def leftmost_inks(ink_set: list[str | None], count: int) -> list[int]:
+    """The positions of the ``count`` leftmost inks still in a set ("left to right")."""
+    return [i for i, ink in enumerate(ink_set) if ink is not None][:count]

@@ -566,16 +566,6 @@ def take_order(state: State, seat: int, action: Action, rng: random.Random) -> N
     _next_turn(state)
 
 
-def ink_cost(ink_set: list[str | None], count: int) -> int:
-    """1st ink free, 2nd 1 guilder, 3rd 2 guilders, by position, also in a partly taken set."""
-    return sum(_leftmost(ink_set, count))
-
-
-def _leftmost(ink_set: list[str | None], count: int) -> list[int]:
-    """The positions of the ``count`` leftmost inks still in a set ("left to right")."""
-    return [i for i, ink in enumerate(ink_set) if ink is not None][:count]
-
-
 def take_inks(state: State, seat: int, action: Action, rng: random.Random) -> None:
     """Take 1-3 inks, left to right, from one set on the board ("Take Inks")."""
     _phase(state, "inks")
@@ -589,7 +579,7 @@ def take_inks(state: State, seat: int, action: Action, rng: random.Random) -> No
         raise IllegalAction(
             "not_enough_inks", f"That set holds {len(left)} inks; take 1 to {len(left)}."
         )
-    cost = ink_cost(sets[index], count)
+    cost = effects.ink_cost(sets[index], count)
     if player["guilders"] < cost:
         raise IllegalAction(
             "not_enough_guilders",
@@ -597,7 +587,7 @@ def take_inks(state: State, seat: int, action: Action, rng: random.Random) -> No
             f"{player['guilders']}.",
         )
     player["guilders"] -= cost
-    for position in _leftmost(sets[index], count):
+    for position in effects.leftmost_inks(sets[index], count):
         effects.add(player["inks"], sets[index][position])
         sets[index][position] = None
     _next_turn(state)
@@ -1017,7 +1007,7 @@ def _row_options(state: State, player: dict[str, Any], phase: str) -> list[Actio
         for index, ink_set in enumerate(board["inks"]):
             left = sum(1 for ink in ink_set if ink is not None)
             for count in range(1, left + 1):
-                if ink_cost(ink_set, count) <= player["guilders"]:
+                if effects.ink_cost(ink_set, count) <= player["guilders"]:
                     options.append({"type": "take_inks", "set": index, "count": count})
         return options
     if phase == "specialties":

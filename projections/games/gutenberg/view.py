@@ -203,9 +203,7 @@ def _system_line(state: State, action: Action) -> str:
 
 
 def _inks_cost(state: State, seat: int, action: Action) -> str:
-    from projections.games.gutenberg.rules import ink_cost
-
-    cost = ink_cost(state["board"]["inks"][action["set"]], action["count"])
+    cost = effects.ink_cost(state["board"]["inks"][action["set"]], action["count"])
     return f"took {action['count']} inks from set {action['set'] + 1} for {cost} guilders"
 
 

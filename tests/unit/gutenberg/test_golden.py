@@ -3,7 +3,8 @@
 import pytest
 
 from projections.games.gutenberg import data
-from projections.games.gutenberg.rules import GUTENBERG, ink_cost
+from projections.games.gutenberg.effects import ink_cost
+from projections.games.gutenberg.rules import GUTENBERG
 from projections.games.gutenberg.scoring import final_result
 from tests.unit.gutenberg.helpers import (
     act,

@@ -1,0 +1,1 @@
+"""One Flask blueprint per resource of the REST API (docs/api.md)."""

@@ -1,0 +1,500 @@
+"""``/games/{id}/analyses``: what-if analysis of a seat's decision over HTTP (docs/analysis.md).
+
+``POST`` asks for the analysis of ``seat``'s decision after event ``at`` within a budget; it
+runs as a background job on its own queue (``analyses``, below automatic steps and
+notifications) and ``GET`` shows its progress, then its result: for each candidate action
+the playouts, win rate, mean score and margin with 95 % intervals, and the agent's pick
+(``projections.agents.analysis.analyze``; docs/analysis.md says how to read it).
+
+Identical requests share one result: an analysis's id is a hash of its inputs (game, event,
+seat, budget, seed), so asking again returns the same resource. The search's seed comes from
+the request alone, never from the game's secret seed.
+
+Secrecy: while a game is being played an analysis is its seat's secret. Only that seat's
+token (or the admin key, or a branch's holder past its sealed part) may ask for it or read
+it, and the search sees the position only as that seat saw it (it redraws what the seat
+could not see with ``resample_hidden``). Once the game is over anyone may analyse any seat.
+The live stream (``GET /games/{id}/stream``) sends progress as ``analysis`` messages to the
+streams that may read the analysis.
+
+Bounds: budgets are capped (``MEEPLE_ANALYSIS_MAX_PLAYOUTS``, ``MEEPLE_ANALYSIS_MAX_SECONDS``:
+every analysis stops after that long whatever it asked), unfinished analyses are capped per
+game, per requester (token, else address) and in total (429 ``too_many_analyses``), POST is
+rate-limited (``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after
+``MEEPLE_ANALYSIS_TTL`` seconds. Records live where the job state does (Redis with
+``MEEPLE_REDIS_URL``, else the SQLite file beside the event store).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request, url_for
+from marshmallow import RAISE, Schema, fields, validate
+
+from projections.fold import Game
+from service.application import commands
+from service.application.analyses import (
+    ACTIVE,
+    DEFAULT_SEED,
+    STATUSES,
+    Caps,
+    Record,
+    analysis_id,
+    now_text,
+    unfinished_now,
+)
+from service.application.auth import AuthError, Viewer, bearer_token, resolve_viewer
+from service.http.errors import ApiError
+from service.http.limits import token_key
+from service.http.shared import client_address, json_body
+from service.http.shared import services as current_services
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("analyses", __name__)
+
+
+class AnalysisRequestSchema(Schema):
+    """POST /games/{id}/analyses: which decision to weigh, within what budget."""
+
+    class Meta:
+        unknown = RAISE
+
+    at = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=1),
+        metadata={"description": "The decision after this event (default: the game's version)"},
+    )
+    seat = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0),
+        metadata={"description": "The deciding seat (default: the token's seat)"},
+    )
+    playouts = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=1),
+        metadata={
+            "description": "Playouts of the search (default MEEPLE_ANALYSIS_PLAYOUTS, at "
+            "most MEEPLE_ANALYSIS_MAX_PLAYOUTS)"
+        },
+    )
+    seconds = fields.Float(
+        validate=validate.Range(min=0, min_inclusive=False),
+        metadata={
+            "description": "Stop after this long as well (at most MEEPLE_ANALYSIS_MAX_SECONDS, "
+            "which bounds every analysis)"
+        },
+    )
+    seed = fields.String(
+        validate=validate.Regexp(r"^[\x21-\x7e]{1,64}$"),
+        metadata={"description": "The search's seed (default \"0\"); the same seed and a "
+                  "budget in playouts give the same analysis"},
+    )  # fmt: skip
+
+
+class AnalysisBudgetSchema(Schema):
+    playouts = fields.Integer(required=True)
+    seconds = fields.Float(required=True, allow_none=True)
+
+
+class AnalysisProgressSchema(Schema):
+    done = fields.Integer(required=True, metadata={"description": "Playouts done so far"})
+    total = fields.Integer(required=True, metadata={"description": "Playouts asked for"})
+
+
+class CandidateSchema(Schema):
+    action = fields.Dict(required=True, metadata={"description": "The action, as posted"})
+    summary = fields.String(allow_none=True, metadata={"description": "The game's own line"})
+    playouts = fields.Integer(required=True)
+    win_rate = fields.Float(required=True, metadata={"description": "Share of the wins"})
+    win_interval = fields.List(
+        fields.Float(), required=True, metadata={"description": "Wilson's 95 % interval"}
+    )
+    mean_score = fields.Float(required=True)
+    score_interval = fields.List(
+        fields.Float(),
+        required=True,
+        allow_none=True,
+        metadata={"description": "Normal 95 % interval (null below 2 playouts)"},
+    )
+    mean_margin = fields.Float(
+        required=True, metadata={"description": "Score minus the best other score"}
+    )
+    margin_interval = fields.List(fields.Float(), required=True, allow_none=True)
+
+
+class AnalysisResultSchema(Schema):
+    seat = fields.Integer(required=True)
+    playouts = fields.Integer(required=True, metadata={"description": "Playouts made"})
+    complete = fields.Boolean(
+        required=True, metadata={"description": "False when it was cancelled before the end"}
+    )
+    pick = fields.Dict(required=True, metadata={"description": "The most played candidate"})
+    candidates = fields.List(
+        fields.Nested(CandidateSchema),
+        required=True,
+        metadata={"description": "The candidates tried, most played first"},
+    )
+
+
+class AnalysisSchema(Schema):
+    id = fields.String(required=True)
+    game_id = fields.String(required=True)
+    at = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    budget = fields.Nested(AnalysisBudgetSchema, required=True)
+    seed = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    progress = fields.Nested(AnalysisProgressSchema, required=True)
+    created_at = fields.String(required=True)
+    finished_at = fields.String(required=True, allow_none=True)
+    expires_at = fields.Integer(
+        required=True, metadata={"description": "Unix time (seconds) it is forgotten at"}
+    )
+    result = fields.Nested(
+        AnalysisResultSchema,
+        required=True,
+        allow_none=True,
+        metadata={"description": "Once done (and what was found when cancelled)"},
+    )
+    error = fields.String(required=True, allow_none=True)
+
+
+def public_analysis(record: Record) -> Record:
+    """What GET shows of a record (not who asked, nor the lease)."""
+    shown = {name: record[name] for name in AnalysisSchema().fields if name in record}
+    shown["expires_at"] = int(record["expires_at"])
+    return shown
+
+
+def _viewer(game: Game) -> Viewer:
+    return resolve_viewer(
+        game.meta, request.headers.get("Authorization"), current_services().config.admin_key
+    )
+
+
+def _may_read(game: Game, viewer: Viewer, seat: int, at: int) -> bool:
+    """Whether ``viewer`` may ask for or read ``seat``'s analysis after event ``at``."""
+    if viewer.admin:
+        return True
+    if at < game.sealed_until:
+        return False
+    finished = bool(game.ruleset.status(game.state).get("finished"))
+    return finished or viewer.holder or viewer.seat == seat
+
+
+def _refuse(game: Game, viewer: Viewer, at: int) -> ApiError | AuthError:
+    if at < game.sealed_until and not viewer.admin:
+        return ApiError(
+            403,
+            "sealed_history",
+            f"Up to event {game.sealed_until} this branch holds the secrets of a game that "
+            "was still being played when it was made; only the admin may analyse there.",
+        )
+    if not viewer.authenticated:
+        return AuthError(
+            "missing_token",
+            "While the game is played only a seat may analyse its own decisions: send its "
+            "token as 'Authorization: Bearer <token>'.",
+        )
+    return ApiError(
+        403,
+        "not_your_seat",
+        "While the game is played a seat may analyse only its own decisions.",
+    )
+
+
+def _requester(viewer: Viewer) -> str:
+    """Whom the per-requester cap counts: the token (hashed), else the client's address."""
+    try:
+        token = bearer_token(request.headers.get("Authorization"))
+    except AuthError:
+        token = None
+    if token is not None:
+        return f"token:{token_key(token)}"
+    return f"address:{client_address(request.remote_addr)}"
+
+
+@bp.post("/games/<game_id>/analyses")
+def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
+    """Ask for the analysis of a seat's decision (a background job).
+    ---
+    post:
+      operationId: createAnalysis
+      codes:
+        403: [not_your_seat, sealed_history]
+        422: [budget_too_large, no_decision]
+        429: [too_many_analyses]
+      tags: [analysis]
+      summary: Analyse a decision
+      description: >
+        Weighs each of ``seat``'s candidate actions after event ``at`` by information-set
+        MCTS (docs/analysis.md). While the game is played, only that seat's token may ask,
+        and the search sees the position as that seat saw it; once the game is over anyone
+        may. Identical requests (game, at, seat, budget, seed) share one analysis: its id
+        is derived from them, so asking again answers with the same ``Location`` (200 once
+        it is done, 202 while it is queued or running; a cancelled or failed one, or one
+        whose worker died, starts anew). Unfinished analyses are capped per game
+        (``MEEPLE_ANALYSES_PER_GAME``), per token or address
+        (``MEEPLE_ANALYSES_PER_REQUESTER``) and in all (``MEEPLE_ANALYSES_TOTAL``): 429
+        ``too_many_analyses`` with ``Retry-After``.
+      security: [{}, {seatToken: []}, {adminKey: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: AnalysisRequestSchema
+      responses:
+        200:
+          description: The same request was analysed already; here is its result.
+          headers:
+            Location: Location
+          content:
+            application/json:
+              schema: AnalysisSchema
+        202:
+          description: Queued or running; follow ``Location``.
+          headers:
+            Location: Location
+          content:
+            application/json:
+              schema: AnalysisSchema
+        401: Unauthorized
+        403: Forbidden
+        422: UnprocessableEntity
+        429: TooManyRequests
+    """
+    services = current_services()
+    settings = services.jobs.settings
+    latest = commands.load_game(services, game_id)
+    body = AnalysisRequestSchema().load(json_body())
+    viewer = _viewer(latest)
+    at = body.get("at", latest.version)
+    if at > latest.version:
+        raise ApiError(
+            422,
+            "invalid_body",
+            f"at must be an event of this game, from 1 to {latest.version}.",
+            errors={"at": [f"From 1 to {latest.version}."]},
+        )
+    seat = body.get("seat", viewer.seat)
+    finished = bool(latest.ruleset.status(latest.state).get("finished"))
+    if seat is None:
+        if not (finished or viewer.authenticated):
+            raise _refuse(latest, viewer, at)
+        raise ApiError(
+            422, "invalid_body", "Name the seat to analyse.", errors={"seat": ["Required."]}
+        )
+    if not _may_read(latest, viewer, seat, at):
+        raise _refuse(latest, viewer, at)
+    playouts = body.get("playouts", settings.analysis_playouts)
+    _within("playouts", playouts, settings.analysis_max_playouts)
+    seconds = body.get("seconds")
+    if seconds is not None:
+        _within("seconds", seconds, settings.analysis_max_seconds)
+    game = latest if at == latest.version else commands.load_game(services, game_id, at=at)
+    if not 0 <= seat < len(game.meta["players"]):
+        raise ApiError(
+            422, "no_such_seat", f"This game has seats 0 to {len(game.meta['players']) - 1}."
+        )
+    status = game.ruleset.status(game.state)
+    if status.get("finished") or not game.ruleset.legal_actions(game.state, seat):
+        raise ApiError(422, "no_decision", f"Seat {seat} has no decision to make after event {at}.")
+    seed = body.get("seed", DEFAULT_SEED)
+    aid = analysis_id(game_id, at, seat, playouts, seconds, seed)
+    caps = Caps(
+        settings.analyses_per_game, settings.analyses_per_requester, settings.analyses_total
+    )
+    requester = _requester(viewer)
+    now = time.time()
+    outcome: dict[str, Any] = {}
+
+    def ask(record: Record | None, unfinished: list[Record]) -> Record | None:
+        outcome.clear()
+        lapsed = record is not None and record["status"] in ACTIVE
+        lapsed = lapsed and record is not None and not unfinished_now(record, now)
+        if record is not None and record["status"] not in ("cancelled", "failed") and not lapsed:
+            return None  # the same request: share it
+        refusal = _over_cap(caps, game_id, requester, unfinished)
+        if refusal is not None:
+            outcome["refusal"] = refusal
+            return None
+        outcome["started"] = True
+        return {
+            "id": aid,
+            "game_id": game_id,
+            "at": at,
+            "seat": seat,
+            "budget": {"playouts": playouts, "seconds": seconds},
+            "seed": seed,
+            "status": "queued",
+            "progress": {"done": 0, "total": playouts},
+            "created_at": now_text(),
+            "started_at": None,
+            "finished_at": None,
+            "result": None,
+            "error": None,
+            "requester": requester,
+            "run": (record["run"] + 1) if record is not None else 1,
+            "lease_until": now + settings.analysis_lease + settings.analysis_max_seconds,
+            "expires_at": now + settings.analysis_ttl,
+        }
+
+    record = services.jobs.analyses.change(aid, ask, now)
+    if "refusal" in outcome:
+        retry = max(1, math.ceil(settings.analysis_max_seconds))
+        raise ApiError(
+            429,
+            "too_many_analyses",
+            outcome["refusal"] + f" Wait for one to finish or cancel it (try in {retry} s).",
+            headers={"Retry-After": str(retry)},
+        )
+    assert record is not None
+    if outcome.get("started"):
+        services.jobs.enqueue_analysis(aid, record["run"])
+    location = url_for("analyses.get_analysis", game_id=game_id, analysis_id=aid)
+    code = 200 if record["status"] == "done" else 202
+    return jsonify(public_analysis(record)), code, {"Location": location}
+
+
+def _within(name: str, value: float, cap: float) -> None:
+    if value > cap:
+        raise ApiError(
+            422,
+            "budget_too_large",
+            f"{name} may be at most {cap:g}.",
+            errors={name: [f"At most {cap:g}."]},
+            maximum=cap,
+        )
+
+
+def _over_cap(caps: Caps, game_id: str, requester: str, unfinished: list[Record]) -> str | None:
+    if sum(r["requester"] == requester for r in unfinished) >= caps.per_requester:
+        return f"You have {caps.per_requester} analyses queued or running, the most allowed."
+    if sum(r["game_id"] == game_id for r in unfinished) >= caps.per_game:
+        return f"This game has {caps.per_game} analyses queued or running, the most allowed."
+    if len(unfinished) >= caps.total:
+        return f"The service runs {caps.total} analyses, the most it allows at once."
+    return None
+
+
+def _readable(game_id: str, analysis_id: str) -> Record:
+    """The analysis, if this request may read it: else 401 (no token while the game is
+    played) or 404 (missing, or another seat's: its existence is that seat's business)."""
+    services = current_services()
+    game = commands.load_game(services, game_id)
+    viewer = _viewer(game)
+    finished = bool(game.ruleset.status(game.state).get("finished"))
+    if not finished and not viewer.authenticated:
+        raise _refuse(game, viewer, game.version)
+    record = services.jobs.analyses.get(analysis_id, time.time())
+    if (
+        record is None
+        or record["game_id"] != game_id
+        or not _may_read(game, viewer, record["seat"], record["at"])
+    ):
+        raise ApiError(404, "not_found", "This game has no such analysis you may read.")
+    return record
+
+
+@bp.get("/games/<game_id>/analyses/<analysis_id>")
+def get_analysis(game_id: str, analysis_id: str) -> Response:
+    """An analysis: its progress, then its result.
+    ---
+    get:
+      operationId: getAnalysis
+      codes: {404: [not_found]}
+      tags: [analysis]
+      summary: An analysis and its result
+      description: >
+        ``status`` is ``queued``, ``running`` (``progress``: playouts done of the total),
+        ``done`` (``result``: each candidate's playouts, win rate, mean score and margin with
+        95 % intervals, most played first, and the pick), ``cancelled`` (with what was found
+        until then) or ``failed``. While the game is played only the analysed seat may read
+        it (another seat gets 404). It is forgotten at ``expires_at``.
+      security: [{}, {seatToken: []}, {adminKey: []}]
+      responses:
+        200:
+          description: The analysis.
+          content:
+            application/json:
+              schema: AnalysisSchema
+        401: Unauthorized
+    """
+    record = _readable(game_id, analysis_id)
+    response = jsonify(public_analysis(_lapsed(record)))
+    response.headers["Cache-Control"] = "private, no-cache"
+    response.headers["Vary"] = "Authorization"
+    return response
+
+
+def _lapsed(record: Record) -> Record:
+    """A record left unfinished past its lease (its worker died) reads as failed."""
+    if record["status"] in ACTIVE and not unfinished_now(record, time.time()):
+        return {**record, "status": "failed", "error": "The analysis stopped; ask again."}
+    return record
+
+
+@bp.delete("/games/<game_id>/analyses/<analysis_id>")
+def delete_analysis(game_id: str, analysis_id: str) -> Response:
+    """Cancel an analysis.
+    ---
+    delete:
+      operationId: cancelAnalysis
+      codes: {404: [not_found]}
+      tags: [analysis]
+      summary: Cancel an analysis
+      description: >
+        A queued or running analysis stops within a second, keeping what it found so far
+        (``result.complete`` false); a finished one is left as it is. Whoever may read an
+        analysis may cancel it.
+      security: [{}, {seatToken: []}, {adminKey: []}]
+      responses:
+        200:
+          description: The analysis after the request.
+          content:
+            application/json:
+              schema: AnalysisSchema
+        401: Unauthorized
+    """
+    _readable(game_id, analysis_id)
+    services = current_services()
+
+    def cancel(record: Record | None, _: list[Record]) -> Record | None:
+        if record is None or record["status"] not in ACTIVE:
+            return None
+        return {**record, "status": "cancelled", "finished_at": now_text()}
+
+    record = services.jobs.analyses.change(analysis_id, cancel, time.time())
+    if record is None:
+        raise ApiError(404, "not_found", "This game has no such analysis you may read.")
+    announce = getattr(services.jobs, "announce_analysis", None)
+    if announce is not None and record["status"] == "cancelled":
+        announce(game_id, record)
+    return jsonify(public_analysis(record))
+
+
+@bp.post("/games/<game_id>/analyses/<analysis_id>/cancel")
+def post_cancel_analysis(game_id: str, analysis_id: str) -> Response:
+    """Cancel an analysis (for clients that cannot send DELETE).
+    ---
+    post:
+      operationId: postCancelAnalysis
+      codes: {404: [not_found]}
+      tags: [analysis]
+      summary: Cancel an analysis
+      description: The same as ``DELETE /games/{game_id}/analyses/{analysis_id}``.
+      security: [{}, {seatToken: []}, {adminKey: []}]
+      responses:
+        200:
+          description: The analysis after the request.
+          content:
+            application/json:
+              schema: AnalysisSchema
+        401: Unauthorized
+    """
+    return delete_analysis(game_id, analysis_id)

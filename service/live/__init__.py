@@ -1,0 +1,2 @@
+"""The live hub: who is told when a game's log grows, across processes (docs/operations.md,
+"Live streams")."""

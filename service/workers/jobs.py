@@ -1,0 +1,1126 @@
+"""Background jobs: automatic steps, notifications and read-model catch-up (DESIGN.md, "Service").
+
+Two runners execute the same job functions:
+
+- ``InProcessJobs`` (no ``MEEPLE_REDIS_URL``): a small thread pool inside the API process, so
+  the embedded default needs nothing else running;
+- ``RQJobs`` (``MEEPLE_REDIS_URL`` set): jobs go to RQ queues on Redis and ``meeple worker``
+  processes (``run_worker``) run them.
+
+A job function takes the process's ``Services`` first and plain JSON arguments after it, so
+RQ can carry its arguments and the in-process runner can call it directly.
+
+``system_step(game_id, version)`` appends the automatic step due at ``version`` exactly
+once: it appends at the expected version with an idempotency key derived from
+``(game_id, version)``, so a second run (a retry, a duplicate enqueue, a second worker, the
+sweeper) either replays the first append or meets a conflict, and appends nothing.
+
+Nothing is lost with a job: every step due is also written to the job state
+(``service.application.job_state``) before its job is enqueued, and a *sweep* (every
+``MEEPLE_SWEEP_INTERVAL`` seconds in each worker, and in the in-process runner) runs any step
+left due longer than ``MEEPLE_STEP_GRACE`` seconds - a worker killed with SIGKILL mid-job
+leaves its step due, and the next sweep appends it. The sweep also starts webhook retries
+whose time has come and catches the read models up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import heapq
+import json
+import logging
+import math
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from events.redis_store import (
+    REPLY_EXISTS,
+    SKIP_IF_FIELD_IN,
+    Command,
+    RedisEventStore,
+    database_of,
+    same_server,
+)
+from events.sqlite_store import SQLiteEventStore
+from events.store import ConcurrencyConflict
+from projections.fold import Game, decide_system
+from service.application import analyses, bots, commands
+from service.application import webhooks as notifications
+from service.application.bot_seats import due_bot_seat
+from service.application.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
+from service.application.visibility import sealed_until
+from service.live.hub import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
+from service.workers import delivery as webhook_delivery
+from service.workers.analyses import run_analysis
+
+log = logging.getLogger(__name__)
+
+#: RQ queues, in the order a worker serves them: steps first, so slow webhook receivers
+#: never hold up a game's scoring.
+STEPS_QUEUE = "meeple-steps"
+NOTIFICATIONS_QUEUE = "meeple-notifications"
+#: Bot seats' turns (service.application.bots): below automatic steps, and apart from them.
+BOTS_QUEUE = "meeple-bots"
+QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE, BOTS_QUEUE)
+#: Analyses (service.workers.analyses) have a queue of their own, served only by workers started
+#: with ``--queue analyses``: a search of up to MEEPLE_ANALYSIS_MAX_SECONDS never holds a
+#: worker that steps or notifications wait for.
+ANALYSES_QUEUE = "meeple-analyses"
+#: The statuses of an RQ job that has not started yet: one such is not enqueued again.
+WAITING = ("queued", "deferred", "scheduled")
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """How the jobs run; each field has a ``MEEPLE_*`` variable (docs/operations.md)."""
+
+    #: MEEPLE_JOB_THREADS: threads of the in-process runner for automatic steps.
+    job_threads: int = 4
+    #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
+    #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
+    notify_threads: int = 8
+    #: MEEPLE_BOT_THREADS: threads of the in-process runner for bot seats' turns (apart, so
+    #: automatic steps never wait behind a bot thinking).
+    bot_threads: int = 2
+    #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
+    sweep_interval: float = 2.0
+    #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
+    step_grace: float = 10.0
+    #: MEEPLE_WEBHOOK_MAX_ATTEMPTS: attempts of one delivery before it is marked failed.
+    webhook_max_attempts: int = 8
+    #: MEEPLE_WEBHOOK_RETRY_BASE: seconds before the first retry; doubled for each next one.
+    webhook_retry_base: float = 5.0
+    #: MEEPLE_WEBHOOK_TIMEOUT: seconds one attempt may take in all (connect, send, answer).
+    webhook_timeout: float = 10.0
+    #: MEEPLE_WEBHOOK_CONNECT_TIMEOUT: seconds to open the connection to a receiver.
+    webhook_connect_timeout: float = 3.0
+    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver (address and
+    #: port; in-process runner); the others wait their turn without holding a thread.
+    webhook_per_receiver: int = 2
+    #: MEEPLE_WEBHOOK_ALLOW_HOSTS: host names and addresses or networks (CIDR), comma- or
+    #: space-separated, that webhooks may reach although they are not public (trusted
+    #: internal receivers). Empty: only public internet addresses.
+    webhook_allow_hosts: str = ""
+    #: MEEPLE_WEBHOOK_MAX_PER_SEAT: webhooks one seat may have in one game.
+    webhook_max_per_seat: int = 5
+    #: MEEPLE_WEBHOOK_MAX_PER_GAME: webhooks the seats of one game may have together.
+    webhook_max_per_game: int = 20
+    #: MEEPLE_STREAM_POLL: seconds between two checks of a streamed game's version in the
+    #: store, per game and process (the backup of the push; a lost wake-up only delays).
+    stream_poll: float = 10.0
+    #: MEEPLE_STREAM_HEARTBEAT: seconds of silence after which a stream sends a comment.
+    stream_heartbeat: float = 10.0
+    #: MEEPLE_STREAM_MAX_SECONDS: a stream ends after this long; clients reconnect with
+    #: Last-Event-ID (EventSource does so by itself).
+    stream_max_seconds: float = 300.0
+    #: MEEPLE_STREAM_CHECK_INTERVAL: seconds between two checks that a stream's client is
+    #: still connected (a closed connection ends the stream and frees its slot).
+    stream_check_interval: float = 2.0
+    #: MEEPLE_STREAMS_PER_ADDRESS: open streams allowed from one client address.
+    streams_per_address: int = 32
+    #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.
+    streams_per_game: int = 256
+    #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
+    #: its last renewal (a crashed process's slots are free again after this).
+    stream_slot_lease: float = 60.0
+    #: MEEPLE_ANALYSIS_THREADS: threads of the in-process runner for analyses (apart from
+    #: steps and notifications, so neither ever waits behind a search).
+    analysis_threads: int = 1
+    #: MEEPLE_ANALYSIS_PLAYOUTS: playouts of an analysis that asks for no number.
+    analysis_playouts: int = 200
+    #: MEEPLE_ANALYSIS_MAX_PLAYOUTS: the most playouts one analysis may ask for.
+    analysis_max_playouts: int = 5000
+    #: MEEPLE_ANALYSIS_MAX_SECONDS: every analysis stops after this long, whatever it asked.
+    analysis_max_seconds: float = 30.0
+    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once on one game.
+    analyses_per_game: int = 2
+    #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
+    #: without a token, one client address).
+    analyses_per_requester: int = 2
+    #: MEEPLE_ANALYSES_TOTAL: analyses queued or running at once in the whole service.
+    analyses_total: int = 16
+    #: MEEPLE_ANALYSIS_TTL: seconds an analysis (and its result) is kept after it is asked for.
+    analysis_ttl: float = 3600.0
+    #: MEEPLE_ANALYSIS_LEASE: seconds, beyond MEEPLE_ANALYSIS_MAX_SECONDS, an analysis may wait
+    #: in its queue and run; past it, one whose worker died counts as failed and frees its cap.
+    analysis_lease: float = 600.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> JobSettings:
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            raw = env.get(f"MEEPLE_{field.name.upper()}", "").strip()
+            if raw:
+                kind = {"int": int, "str": str}.get(str(field.type), float)
+                try:
+                    values[field.name] = kind(raw)
+                except ValueError:
+                    raise ValueError(
+                        f"MEEPLE_{field.name.upper()} must be a number, not {raw!r}"
+                    ) from None
+        return replace(cls(), **{**values, **overrides})
+
+    def __post_init__(self) -> None:
+        self.allow_list  # noqa: B018 - a malformed allow-list stops the process at start
+
+    @property
+    def allow_list(self) -> notifications.AllowList:
+        return _allow_list(self.webhook_allow_hosts)
+
+    def delivery_policy(self) -> webhook_delivery.DeliveryPolicy:
+        return webhook_delivery.DeliveryPolicy(
+            allow=self.allow_list,
+            max_attempts=self.webhook_max_attempts,
+            retry_base=self.webhook_retry_base,
+            connect_timeout=min(self.webhook_connect_timeout, self.webhook_timeout),
+            timeout=self.webhook_timeout,
+            busy_delay=min(1.0, self.webhook_retry_base),
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _allow_list(text: str) -> notifications.AllowList:
+    return notifications.AllowList.parse(text)
+
+
+@dataclass(frozen=True)
+class Due:
+    """What one append makes due: the automatic step after ``version`` (if ``step``), the
+    webhook notices (whenever the game has webhooks), a read-model catch-up (if ``catch_up``),
+    and waking the game's live streams (always)."""
+
+    game_id: str
+    version: int
+    step: bool
+    catch_up: bool
+    #: a bot seat is to act after ``version`` (service.application.bots)
+    bot: bool = False
+    #: the step is marked due but not queued: the appender (``system_step``, going on with the
+    #: steps that follow one another) takes it itself; if it dies first, the sweep does
+    taken: bool = False
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one run of ``system_step`` did (for logs and tests)."""
+
+    appended: bool
+    version: int
+    reason: str
+
+
+#: Seconds beyond MEEPLE_WEBHOOK_TIMEOUT that a delivery stays taken by the attempt making
+#: it (resolving the host comes first); a worker that dies mid-attempt leaves it due after.
+DELIVERY_LEASE_MARGIN = 30.0
+
+
+def system_step_key(game_id: str, version: int) -> str:
+    """The idempotency key (and job id) of the automatic step due after event ``version``.
+
+    RQ job ids allow letters, digits, ``_`` and ``-``; game ids too, and the version is the
+    part after the last dash, so distinct steps never share a key."""
+    return f"system_step-{game_id}-{version}"
+
+
+# -- job functions -------------------------------------------------------------------
+
+
+#: How many automatic steps that follow one another one ``system_step`` run appends at most;
+#: past them it queues the next as a job of its own, so a long run of steps never keeps a
+#: worker from the other games' steps for long.
+STEPS_PER_JOB = 8
+
+
+def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
+    """Append the automatic step due after event ``version``, once; then the steps that follow
+    it while no seat is to act (up to ``STEPS_PER_JOB``), each as its own job would: at its
+    version, with its idempotency key, its due mark written with the append before it (so a
+    worker that dies mid-run leaves the rest due for the sweep). One job, not one a step: RQ's
+    bookkeeping of a job costs more than the step."""
+    state: JobState = services.jobs.state
+    try:
+        # Shared: the step is decided on a copy and the append replaces the state.
+        game: Game = services.folder.load(game_id, shared=True)
+    except KeyError:
+        state.clear_due(game_id, version)
+        return StepOutcome(False, 0, "no_game")
+    if game.version != version:
+        # Someone appended since this job was enqueued: either this very step (a duplicate
+        # run) or the game moved on; whoever appended enqueued whatever is due now.
+        state.clear_due(game_id, version)
+        return StepOutcome(False, game.version, "stale")
+    appended = False
+    for taken in range(STEPS_PER_JOB):
+        decided = decide_system(game)
+        if decided is None:
+            if taken == 0:
+                state.clear_due(game_id, version)
+                return StepOutcome(False, game.version, "nothing_due")
+            break
+        event, new_state = decided
+        try:
+            # The application layer's append: it advances the cached game and runs what the
+            # step makes due; the next step is left to this run (``take_next_step``) but on
+            # the last of its turns, which queues it as a job.
+            result = commands.append(
+                services,
+                game_id,
+                [event],
+                version,
+                system_step_key(game_id, version),
+                game=game,
+                new_state=new_state,
+                take_next_step=taken < STEPS_PER_JOB - 1,
+            )
+        except ConcurrencyConflict as conflict:
+            state.clear_due(game_id, version)
+            return StepOutcome(appended, conflict.actual, "appended" if appended else "conflict")
+        if result.replayed or not services.jobs.clears_due_with_append:
+            state.clear_due(game_id, version)
+        if result.replayed:
+            return StepOutcome(appended, result.version, "appended" if appended else "replayed")
+        appended = True
+        # The appended game is the cache's now: go on with a game of this run's own.
+        game, version = game.share(), result.version
+    return StepOutcome(True, version, "appended")
+
+
+def notify(services: Any, game_id: str, version: int) -> int:
+    """Create the deliveries of every webhook of the game up to ``version`` (at least), and
+    start them; how many it created."""
+    jobs: Jobs = services.jobs
+    hooks = [hook for hook in jobs.state.webhooks(game_id) if hook["cursor"] < version]
+    if not hooks:
+        return 0
+    game: Game = services.folder.load(game_id)
+    upto = game.version
+    finished = bool(game.ruleset.status(game.state).get("finished"))
+    envelopes = services.store.read(game_id, after=min(hook["cursor"] for hook in hooks))
+    envelopes = [envelope for envelope in envelopes if envelope["seq"] <= upto]
+    history = notifications.GameHistory(services.folder, game_id)
+    created = 0
+    for hook in hooks:
+        # Another notify run may move the cursor between our read and our claim (it read an
+        # older version of the game); then claim what is left after its cursor.
+        for _ in range(10):
+            if hook["cursor"] >= upto:
+                break
+            mine = [envelope for envelope in envelopes if envelope["seq"] > hook["cursor"]]
+            deliveries = notifications.deliveries_for(
+                hook, mine, history, finished, sealed_until(game.meta)
+            )
+            if jobs.state.claim(hook, upto, deliveries):
+                created += len(deliveries)
+                for delivery in deliveries:
+                    jobs.enqueue_delivery(game_id, delivery["id"], 1)
+                if notifications.webhook_ends(hook, mine):
+                    # Its seat changed hands: what came before is sent, nothing after.
+                    jobs.state.remove_webhook(game_id, hook["id"])
+                break
+            again = [found for found in jobs.state.webhooks(game_id) if found["id"] == hook["id"]]
+            if not again:
+                break  # removed meanwhile
+            hook = again[0]
+    return created
+
+
+def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
+    """Make attempt number ``attempt`` of a delivery (once); its status afterwards."""
+    jobs: Jobs = services.jobs
+    now = time.time()
+    # Taken atomically, for as long as an attempt may last: a duplicate run of this attempt
+    # (enqueued again by a sweep while it goes, or by another worker) finds it taken.
+    lease = now + jobs.settings.webhook_timeout + DELIVERY_LEASE_MARGIN
+    delivery = jobs.state.take_delivery(game_id, delivery_id, attempt - 1, now, lease)
+    if delivery is None:
+        found = jobs.state.delivery(game_id, delivery_id)
+        return "missing" if found is None else str(found["status"])
+    webhook = next(
+        (hook for hook in jobs.state.webhooks(game_id) if hook["id"] == delivery["webhook_id"]),
+        None,
+    )
+    done = webhook_delivery.attempt_delivery(
+        delivery, webhook, jobs.settings.delivery_policy(), jobs.receiver_slot
+    )
+    jobs.state.save_delivery(done)
+    if done["status"] == "pending":
+        # Retries start from the sweep once their time has come (no scheduler needed).
+        jobs.wake_sweeper(done["next_attempt_at"])
+    return str(done["status"])
+
+
+def catch_up(services: Any) -> int:
+    """Bring the read models up to date with the store's feed, if it is this process's turn
+    (``Jobs.catch_up_turn``); how many events it read."""
+    if getattr(services, "game_index", None) is None or not services.jobs.catch_up_turn():
+        return 0
+    return int(commands.catch_up(services))
+
+
+def sweep(services: Any) -> dict[str, int]:
+    """Run what a lost job left undone: steps due too long, retries whose time has come;
+    then catch the read models up. Safe to run anywhere, any number of times at once."""
+    jobs: Jobs = services.jobs
+    now = time.time()
+    steps = 0
+    for game_id, version in jobs.state.due_since_before(now - jobs.settings.step_grace):
+        try:
+            outcome = system_step(services, game_id, version)
+            if outcome.reason == "nothing_due":
+                # Marked due by a bot's turn rather than an automatic step
+                # (service.application.bots).
+                steps += bots.bot_turn(services, game_id, version) == "appended"
+            steps += outcome.appended
+        except Exception:
+            log.exception("sweep: the step of game %s after %s failed", game_id, version)
+    retries = 0
+    for game_id, delivery_id in jobs.state.deliveries_due_before(now):
+        delivery = jobs.state.delivery(game_id, delivery_id)
+        if delivery is not None and delivery["status"] == "pending":
+            jobs.enqueue_delivery(game_id, delivery_id, len(delivery["attempts"]) + 1)
+            retries += 1
+    try:
+        read = catch_up(services)
+    except Exception:
+        log.exception("sweep: the read models could not catch up")
+        read = 0
+    return {"steps": steps, "retries": retries, "read": read}
+
+
+JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "system_step": system_step,
+    "notify": notify,
+    "deliver": deliver,
+    "catch_up": catch_up,
+    "analysis": run_analysis,
+    "bot_turn": bots.bot_turn,
+}
+
+
+# -- runners ---------------------------------------------------------------------------
+
+
+class Jobs:
+    """What the application layer calls after every append; subclasses say where jobs run."""
+
+    def __init__(self, services: Any, state: JobState, settings: JobSettings) -> None:
+        self.services = services
+        self.state = state
+        self.settings = settings
+        #: The live streams of this process: one feed per streamed game, and the caps.
+        self.streams = self.stream_hub()
+        self._analyses: analyses.AnalysisStore | None = None
+        self._analyses_lock = threading.Lock()
+
+    def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
+        """Enqueue what an append makes due: the next automatic step, webhook notices, the
+        read models' catch-up; and wake the game's live streams.
+
+        ``game``, when the caller holds the game at ``version``, saves reading it again.
+        """
+        if game is None or game.version != version:
+            try:
+                game = self.services.folder.load(game_id)
+            except KeyError:
+                return
+        awaiting = game.version == version and game.ruleset.status(game.state).get(
+            "awaiting_system"
+        )
+        bot = game.version == version and not awaiting and due_bot_seat(game) is not None
+        self.dispatch(self.due_after(game_id, version, bool(awaiting), bot))
+
+    def due_after(
+        self,
+        game_id: str,
+        version: int,
+        awaiting_system: bool,
+        bot: bool = False,
+        taken: bool = False,
+    ) -> Due:
+        """What an append that brings the game to ``version`` makes due, known before it is
+        stored (from the state after it): the one place that decides what is enqueued.
+        ``taken``: the appender takes a step that falls due itself (``system_step``)."""
+        return Due(
+            game_id,
+            version,
+            step=awaiting_system,
+            catch_up=self.catch_up_due(),
+            bot=bot,
+            taken=awaiting_system and taken,
+        )
+
+    def dispatch(self, due: Due) -> None:
+        """Enqueue what ``due`` says, after its append (each its own call: the fallback of
+        ``side_writes``)."""
+        if due.step or due.bot:
+            # Written down first: if the job is lost, the sweep still finds the step (or the
+            # bot's turn) due.
+            self.state.mark_due(due.game_id, due.version, time.time())
+        self._start(due)
+
+    def _start(self, due: Due) -> None:
+        """Enqueue the jobs ``due`` says, its due mark already written."""
+        if due.step and not due.taken:
+            self.enqueue(
+                "system_step",
+                due.game_id,
+                due.version,
+                job_id=system_step_key(due.game_id, due.version),
+            )
+        if self.announce(due.game_id, due.version):
+            self.enqueue(
+                "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
+        if due.bot:
+            self.enqueue(
+                "bot_turn",
+                due.game_id,
+                due.version,
+                job_id=bots.bot_turn_key(due.game_id, due.version),
+                queue="bots",
+            )
+        if due.catch_up:
+            self.catch_up_soon()
+
+    def side_writes(self, due: Due) -> list[Any]:
+        """``due`` as side writes the event store can make with the append itself (a Redis
+        store: commands for its script, one round trip for the append and all it makes due;
+        a SQLite store: statements for its transaction); empty when it cannot (then
+        ``dispatch`` runs after the append)."""
+        return []
+
+    #: Whether ``side_writes`` also clear the due mark the append fulfils (so the step's
+    #: job need not clear it in a write of its own).
+    clears_due_with_append = False
+
+    def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
+        """``side_writes(due)`` ran with the append (``replies``: what it was told): what is
+        left to do in this process."""
+        self.streams.wake(due.game_id, due.version)
+        if replies and replies[0]:
+            self.enqueue(
+                "notify", due.game_id, due.version, job_id=f"notify-{due.game_id}", queue="notify"
+            )
+
+    def catch_up_due(self) -> bool:
+        """Whether this append should ask the read models to catch up (batched: see RQJobs)."""
+        return True
+
+    def announce(self, game_id: str, version: int) -> bool:
+        """Wake the game's live streams; whether the game has webhooks to notify."""
+        self.publish(game_id, version)
+        return self.state.has_webhooks(game_id)
+
+    def catch_up_turn(self) -> bool:
+        """Whether this process catches the read models up now (one process here)."""
+        return True
+
+    def catch_up_soon(self) -> None:
+        """Have the read models catch up with the appends so far."""
+        self.enqueue("catch_up", job_id="catch_up", queue="notify")
+
+    def enqueue_delivery(self, game_id: str, delivery_id: str, attempt: int) -> None:
+        job_id = f"deliver-{delivery_id}-{attempt}"
+        self.enqueue("deliver", game_id, delivery_id, attempt, job_id=job_id, queue="notify")
+
+    @property
+    def analyses(self) -> analyses.AnalysisStore:
+        """Analyses asked for and their results (service.application.analyses), beside the job
+        state; opened on first use."""
+        with self._analyses_lock:
+            if self._analyses is None:
+                config = self.services.config
+                self._analyses = analyses.open_analysis_store(config.store_url, config.redis_url)
+            return self._analyses
+
+    def enqueue_analysis(self, analysis_id: str, run: int) -> None:
+        """Run run number ``run`` of an analysis, on the analyses' own queue."""
+        job_id = f"analysis-{analysis_id}-{run}"
+        self.enqueue("analysis", analysis_id, run, job_id=job_id, queue="analyses")
+
+    def announce_analysis(self, game_id: str, record: dict[str, Any]) -> None:
+        """Tell the game's live streams how an analysis stands (those that may see it send
+        an ``analysis`` message; service.http.resources.stream)."""
+        self.streams.note(game_id, analyses.stream_note(record))
+
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
+        """Run job ``name`` in the background; a job id already waiting is not queued twice."""
+        raise NotImplementedError
+
+    def wake_sweeper(self, at: float) -> None:
+        """A hint that a sweep is worth running at ``at`` (a retry's time)."""
+
+    def receiver_slot(self, receiver: str) -> contextlib.AbstractContextManager[bool]:
+        """Whether a delivery to ``receiver`` (``address:port``) may go now (held while it goes).
+        Always, here: an RQ worker runs one job at a time, each bounded by its timeout."""
+        return contextlib.nullcontext(True)
+
+    # live streams -----------------------------------------------------------------------
+
+    def stream_hub(self) -> StreamHub:
+        """The live streams' hub: in memory (subclasses share it across processes)."""
+        return StreamHub()
+
+    def publish(self, game_id: str, version: int) -> None:
+        """Wake this process's streams of the game (subclasses reach other processes too)."""
+        self.streams.wake(game_id, version)
+
+    def subscribe(self, game_id: str) -> Watcher:
+        """A handle to wait for the game's next append and read its new events (the feed
+        shared by every stream of the game in this process)."""
+        return self.streams.watch(game_id)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Whether every job enqueued so far (and what they chained) finished within
+        ``timeout`` (for tests and tools)."""
+        raise NotImplementedError
+
+    def ping(self) -> bool:
+        """Whether the queue answers."""
+        return True
+
+    def close(self) -> None:
+        """Stop taking jobs and release threads and connections."""
+        self.streams.close()
+        self.state.close()
+        with self._analyses_lock:
+            if self._analyses is not None:
+                self._analyses.close()
+
+
+class InProcessJobs(Jobs):
+    """Jobs on thread pools in this process (the embedded default).
+
+    Two pools, as RQ has two queues: automatic steps on one, notices, webhook deliveries and
+    read-model catch-up on the other, so a slow receiver never holds up a game's scoring.
+    At most ``webhook_per_receiver`` deliveries to one receiver (address and port) are in
+    flight; the others are put off (``receiver_slot``) instead of holding a thread, so a
+    seat's webhooks at a receiver that never answers take at most that many of the
+    notification threads.
+
+    A job id that is waiting in a pool is not queued again (one that is already running
+    may be: it might have read the game just before the latest append). A sweeper thread
+    sweeps every ``sweep_interval`` seconds, and sooner when a retry falls due.
+    """
+
+    def __init__(self, services: Any, state: JobState, settings: JobSettings) -> None:
+        super().__init__(services, state, settings)
+        self._pools = {
+            "steps": ThreadPoolExecutor(
+                max_workers=settings.job_threads, thread_name_prefix="meeple-step"
+            ),
+            "notify": ThreadPoolExecutor(
+                max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
+            ),
+            "analyses": ThreadPoolExecutor(
+                max_workers=settings.analysis_threads, thread_name_prefix="meeple-analysis"
+            ),
+            "bots": ThreadPoolExecutor(
+                max_workers=settings.bot_threads, thread_name_prefix="meeple-bot"
+            ),
+        }
+        self._changed = threading.Condition()
+        self._waiting: set[str] = set()
+        self._active = 0
+        self._closed = False
+        self._wakeups: list[float] = []
+        self._in_flight: dict[str, int] = {}
+        self._fused: tuple[Callable[..., list[Any]] | None] | None = None
+        self._sweeper = threading.Thread(
+            target=self._sweep_forever, name="meeple-sweeper", daemon=True
+        )
+        self._sweeper.start()
+
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
+        function = JOB_FUNCTIONS[name]
+        pool = self._pools[queue]
+        with self._changed:
+            if self._closed or (job_id is not None and job_id in self._waiting):
+                return
+            if job_id is not None:
+                self._waiting.add(job_id)
+            self._active += 1
+        try:
+            pool.submit(self._run, function, args, job_id)
+        except RuntimeError:  # the pool shut down between the check and the submit
+            self._finished()
+
+    @contextlib.contextmanager
+    def receiver_slot(self, receiver: str) -> Iterator[bool]:
+        with self._changed:
+            admitted = self._in_flight.get(receiver, 0) < self.settings.webhook_per_receiver
+            if admitted:
+                self._in_flight[receiver] = self._in_flight.get(receiver, 0) + 1
+        try:
+            yield admitted
+        finally:
+            if admitted:
+                with self._changed:
+                    self._in_flight[receiver] -= 1
+                    if not self._in_flight[receiver]:
+                        del self._in_flight[receiver]
+
+    def side_writes(self, due: Due) -> list[Any]:
+        """On the embedded default (a SQLite store, the due steps in its file): the due mark
+        of the step or bot turn ``due`` brings, and the clearing of the one the append
+        fulfils, as statements of the append's own transaction (one commit for all)."""
+        statements = self._due_statements()
+        if statements is None:
+            return []
+        since = time.time() if due.step or due.bot else None
+        return statements(due.game_id, due.version, since, due.version - 1)
+
+    def _due_statements(self) -> Callable[..., list[Any]] | None:
+        """``SQLiteJobState.due_statements`` when the event store is SQLite and holds the due
+        steps in its own file, else None (known once)."""
+        if self._fused is None:
+            store = getattr(self.services, "store", None)
+            due_path = getattr(self.state, "due_path", None)
+            fused = (
+                isinstance(store, SQLiteEventStore)
+                and isinstance(self.state, SQLiteJobState)
+                and due_path is not None
+                and Path(due_path).resolve() == Path(store.path).resolve()
+            )
+            self._fused = (SQLiteJobState.due_statements if fused else None,)
+        return self._fused[0]
+
+    @property
+    def clears_due_with_append(self) -> bool:  # type: ignore[override]
+        return self._due_statements() is not None
+
+    def dispatched(self, due: Due, replies: tuple[int, ...] = ()) -> None:
+        """The due mark was committed with the append: start the jobs."""
+        self._start(due)
+
+    def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
+        with self._changed:
+            self._waiting.discard(job_id or "")
+        try:
+            function(self.services, *args)
+        except Exception:
+            # A failed job must not kill the pool; what it left due, the sweep runs.
+            log.exception("job %s%r failed", function.__name__, args)
+        finally:
+            self._finished()
+
+    def _finished(self) -> None:
+        with self._changed:
+            self._active -= 1
+            self._changed.notify_all()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._active == 0, timeout)
+
+    def wake_sweeper(self, at: float) -> None:
+        with self._changed:
+            heapq.heappush(self._wakeups, at)
+            self._changed.notify_all()
+
+    def _sweep_forever(self) -> None:
+        next_sweep = time.time() + self.settings.sweep_interval
+        while True:
+            with self._changed:
+                while not self._closed:
+                    soonest = min([next_sweep, *self._wakeups[:1]])
+                    delay = soonest - time.time()
+                    if delay <= 0:
+                        break
+                    self._changed.wait(delay)
+                if self._closed:
+                    return
+                while self._wakeups and self._wakeups[0] <= time.time():
+                    heapq.heappop(self._wakeups)
+            try:
+                sweep(self.services)
+            except Exception:
+                log.exception("the in-process sweep failed")
+            next_sweep = time.time() + self.settings.sweep_interval
+
+    def close(self) -> None:
+        with self._changed:
+            if self._closed:
+                return
+            self._closed = True
+            self._changed.notify_all()
+        for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._sweeper.join(timeout=30)
+        super().close()
+
+
+class RQJobs(Jobs):
+    """Jobs on RQ queues in Redis, run by ``meeple worker`` processes (``run_worker``)."""
+
+    #: How long RQ keeps a finished job's result, and a failed one (seconds).
+    RESULT_TTL = 300
+    FAILURE_TTL = 24 * 3600
+    #: A job running longer than this is stopped by its worker (seconds).
+    JOB_TIMEOUT = 120
+    #: Seconds between two catch-up jobs enqueued by one process.
+    CATCH_UP_EVERY = 0.5
+    #: Seconds a worker keeps the catch-up its own after its last one (``catch_up_turn``).
+    CATCH_UP_TURN = 10.0
+    CATCH_UP_TURN_KEY = "meeple:catch-up-turn"
+    #: KEYS: the turn's key. ARGV: 1 this process, 2 milliseconds. 1 if the turn is (still)
+    #: this process's, now for ARGV[2] ms more; 0 if another's.
+    TAKE_TURN_SCRIPT = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+    def __init__(
+        self, services: Any, state: JobState, settings: JobSettings, redis_url: str
+    ) -> None:
+        self.connection = redis.Redis.from_url(redis_url)
+        super().__init__(services, state, settings)
+        from rq import Queue
+
+        self._catch_up_lock = threading.Lock()
+        self._next_catch_up = 0.0
+        self._take_turn = self.connection.register_script(self.TAKE_TURN_SCRIPT)
+        self._me = uuid.uuid4().hex
+        self._fusable: tuple[int | None] | None = None
+        self.queues = {
+            "steps": Queue(STEPS_QUEUE, connection=self.connection),
+            "notify": Queue(NOTIFICATIONS_QUEUE, connection=self.connection),
+            "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
+            "bots": Queue(BOTS_QUEUE, connection=self.connection),
+        }
+        # The API follows the announcements from its start (service.app: they tell it which
+        # cached games are current, commands.load_for_action); a worker never asks, and
+        # hearing every append of every game would cost it for nothing.
+
+    def enqueue(
+        self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
+    ) -> None:
+        if name not in JOB_FUNCTIONS:
+            raise KeyError(name)
+        if job_id is not None:
+            status = self.connection.hget(f"rq:job:{job_id}", "status")
+            if isinstance(status, bytes):
+                status = status.decode()
+            if status in WAITING:
+                return
+        timeout = self.JOB_TIMEOUT
+        if queue == "analyses":  # a search stops by itself after its most seconds
+            timeout = max(timeout, math.ceil(self.settings.analysis_max_seconds) + 60)
+        self.queues[queue].enqueue(
+            run_job,
+            name,
+            *args,
+            job_id=job_id,
+            result_ttl=self.RESULT_TTL,
+            failure_ttl=self.FAILURE_TTL,
+            job_timeout=timeout,
+        )
+
+    def catch_up_due(self) -> bool:
+        """At most one catch-up job per ``CATCH_UP_EVERY`` seconds from this process: under
+        load one catch-up reads many appends at once, and every worker's sweep catches up
+        too, so the read models trail the log by a moment at most."""
+        now = time.monotonic()
+        with self._catch_up_lock:
+            if now < self._next_catch_up:
+                return False
+            self._next_catch_up = now + self.CATCH_UP_EVERY
+        return True
+
+    def catch_up_turn(self) -> bool:
+        """Whether this worker catches the read models up now: one worker at a time does,
+        the one that did last, for as long as it goes on doing so (its sweep does every
+        ``sweep_interval`` seconds); another takes over ``CATCH_UP_TURN`` seconds after it
+        stopped (a worker that died). Each worker folds the games it catches up on its own
+        cache: with every worker catching up, each folded every event again (under the HTTP
+        bench's load, 13-22% of two RQ workers' CPU, 23-26% of four's). A catch-up job that
+        comes to another worker ends at once; what it would have read, the turn's holder
+        reads at its next catch-up, within ``sweep_interval`` seconds."""
+        turn = max(self.CATCH_UP_TURN, 3 * self.settings.sweep_interval)
+        taken = self._take_turn(keys=[self.CATCH_UP_TURN_KEY], args=[self._me, int(turn * 1000)])
+        return bool(taken)
+
+    def side_writes(self, due: Due) -> list[Command]:
+        """Everything ``dispatch`` would do, as commands for the append's script, when the
+        event store is a single Redis server that also holds the queues (another database
+        of it is fine: the script selects it, which never changes the caller's)."""
+        database = self._fusable_database()
+        if database is None:
+            return []
+        commands: list[Command] = []
+        if database >= 0:
+            commands.append(("SELECT", database))
+        # The due mark this append fulfils (an automatic step's, a bot turn's), if any: cleared
+        # with it (``clears_due_with_append``), not by a round trip of its own after it.
+        commands.append(("ZREM", RedisJobState.DUE_STEPS, f"{due.game_id}:{due.version - 1}"))
+        if due.step:
+            member = f"{due.game_id}:{due.version}"
+            commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
+            if not due.taken:
+                job_id = system_step_key(due.game_id, due.version)
+                commands += self._enqueue_once(
+                    "system_step", due.game_id, due.version, job_id=job_id
+                )
+        if due.bot:
+            member = f"{due.game_id}:{due.version}"
+            commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
+            job_id = bots.bot_turn_key(due.game_id, due.version)
+            commands += self._enqueue_once(
+                "bot_turn", due.game_id, due.version, job_id=job_id, queue="bots"
+            )
+        commands.append(("PUBLISH", appended_channel(due.game_id), str(due.version)))
+        # Whether the game has webhooks (rare): its notice is enqueued after, if so.
+        commands.append((REPLY_EXISTS, RedisJobState.webhooks_key(due.game_id)))
+        if due.catch_up:
+            commands += self._enqueue_once("catch_up", job_id="catch_up", queue="notify")
+        return commands
+
+    def _enqueue_once(
+        self, name: str, *args: Any, job_id: str, queue: str = "steps"
+    ) -> list[Command]:
+        """The commands RQ sends to enqueue a job, behind a guard that skips them while a job
+        of that id waits (as ``enqueue`` checks)."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            self.queues[queue].enqueue(
+                run_job,
+                name,
+                *args,
+                job_id=job_id,
+                result_ttl=self.RESULT_TTL,
+                failure_ttl=self.FAILURE_TTL,
+                job_timeout=self.JOB_TIMEOUT,
+                pipeline=pipe,
+            )
+            enqueue: list[Command] = [tuple(args) for args, _ in pipe.command_stack]
+        guard = (SKIP_IF_FIELD_IN, f"rq:job:{job_id}", "status", len(enqueue), *WAITING)
+        return [guard, *enqueue]
+
+    @property
+    def clears_due_with_append(self) -> bool:  # type: ignore[override]
+        return self._fusable_database() is not None
+
+    def _fusable_database(self) -> int | None:
+        """The database number of the queues, if the event store's script can reach them
+        (-1: the store's own database), else None. Known once per process."""
+        if self._fusable is not None:
+            return self._fusable[0]
+        store = getattr(self.services, "store", None)
+        found: int | None = None
+        if isinstance(store, RedisEventStore) and same_server(self.connection, store.client):
+            database = database_of(self.connection)
+            found = -1 if database == database_of(store.client) else database
+        self._fusable = (found,)
+        return found
+
+    def publish(self, game_id: str, version: int) -> None:
+        super().publish(game_id, version)
+        self.connection.publish(appended_channel(game_id), str(version))
+
+    def announce_analysis(self, game_id: str, record: dict[str, Any]) -> None:
+        # Every process's streams, this one's included, hear it through pub/sub.
+        note = analyses.stream_note(record)
+        self.connection.publish(appended_channel(game_id), NOTE_PREFIX + json.dumps(note))
+
+    def announce(self, game_id: str, version: int) -> bool:
+        if not isinstance(self.state, RedisJobState):
+            return super().announce(game_id, version)
+        # One round trip for both questions: this runs after every append.
+        Jobs.publish(self, game_id, version)
+        with self.state.client.pipeline(transaction=False) as pipe:
+            pipe.publish(appended_channel(game_id), str(version))
+            pipe.exists(self.state.webhooks_key(game_id))
+            _, webhooks = pipe.execute()
+        return bool(webhooks)
+
+    def stream_hub(self) -> StreamHub:
+        """Wake-ups from every process by Redis pub/sub, the caps counted in Redis."""
+        lease = self.settings.stream_slot_lease
+        return StreamHub(self.connection, RedisStreamSlots(self.connection, lease=lease))
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Whether the queues are empty and no job runs, within ``timeout``."""
+        from rq.registry import StartedJobRegistry
+
+        deadline = time.monotonic() + timeout
+        while True:
+            busy = sum(
+                queue.count + StartedJobRegistry(queue=queue).count
+                for queue in self.queues.values()
+            )
+            if busy == 0:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
+    def ping(self) -> bool:
+        return bool(self.connection.ping())
+
+    def close(self) -> None:
+        super().close()
+        self.connection.close()
+
+
+def make_jobs(services: Any, settings: JobSettings | None = None) -> Jobs:
+    """The runner the configuration asks for: RQ when MEEPLE_REDIS_URL is set, else in-process.
+
+    Its state lives where the deployment keeps its data (``service.application.job_state``).
+    """
+    config = services.config
+    settings = settings if settings is not None else JobSettings.from_env()
+    state = open_job_state(config.store_url, config.redis_url)
+    if config.redis_url:
+        return RQJobs(services, state, settings, config.redis_url)
+    return InProcessJobs(services, state, settings)
+
+
+# -- the worker process -----------------------------------------------------------------
+
+_process_services: Any = None
+_process_lock = threading.Lock()
+
+
+def run_job(name: str, *args: Any) -> Any:
+    """The function RQ runs: the named job with this process's services."""
+    return JOB_FUNCTIONS[name](worker_services(), *args)
+
+
+def worker_services() -> Any:
+    """This worker process's services, installed by ``run_worker`` before it takes a job."""
+    with _process_lock:
+        if _process_services is None:
+            raise RuntimeError(
+                "no services in this process: run the queues' jobs with `meeple worker`"
+            )
+        return _process_services
+
+
+#: A worker's heartbeat that would leave its key's expiry less than this many seconds short
+#: of what RQ asks is sent; a later one is not (``worker_class``).
+HEARTBEAT_SLACK = 10.0
+#: Seconds between two checks whether ``rq suspend`` suspended the workers.
+SUSPENSION_CHECK_EVERY = 1.0
+
+
+@functools.cache
+def worker_class() -> type[Any]:
+    """RQ's ``SimpleWorker`` (no fork per job), with fewer writes of its own bookkeeping.
+
+    With the AOF fsync'd on every write, each of RQ's writes waits for the disk, and a job
+    waited for some 18 of them; a worker is busy with them rather than with its jobs. RQ
+    sends a worker's heartbeat (its ``last_heartbeat``, its key's expiry: minutes ahead)
+    three times a job, the job's own ``last_heartbeat`` once more as it ends, and asks
+    whether the workers are suspended once a job. Here a heartbeat's two writes go together,
+    and one goes only when the last one sent leaves the key's expiry more than
+    ``HEARTBEAT_SLACK`` seconds short of what RQ asks (so a busy worker sends one every few
+    seconds, and its key never expires sooner than RQ wants, less the slack); the job's last
+    heartbeat is not written; the suspension is checked at most once every
+    ``SUSPENSION_CHECK_EVERY`` seconds (``rq suspend`` stops the workers within it). And
+    the worker's state "idle", written twice between two jobs, is written once. A job costs
+    its worker 9 round trips of RQ's bookkeeping instead of 14 (tests/api/test_round_trips).
+    """
+    from rq import SimpleWorker
+    from rq.utils import now as rq_now
+
+    class StepWorker(SimpleWorker):
+        _expires_at = 0.0
+        _suspension_checked_at = -math.inf
+        #: The seconds its heartbeats and suspension checks go by (a test sets its own).
+        clock: Callable[[], float] = staticmethod(time.monotonic)
+
+        def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+            wanted = timeout or self.worker_ttl + 60
+            left = self._expires_at - self.clock()
+            if pipeline is not None:
+                # Written with other bookkeeping anyway; never shortens the key's life (RQ
+                # asks for the job's timeout here, less than the key has between jobs).
+                wanted = max(wanted, math.ceil(left))
+                super().heartbeat(wanted, pipeline=pipeline)
+            elif left >= wanted - HEARTBEAT_SLACK:
+                return
+            else:
+                with self.connection.pipeline(transaction=False) as together:
+                    super().heartbeat(wanted, pipeline=together)
+                    together.execute()
+            self._expires_at = self.clock() + wanted
+
+        def handle_execution_ended(self, job: Any, queue: Any, heartbeat_ttl: int) -> None:
+            # RQ writes the job's ``last_heartbeat`` once more here, a round trip of its own
+            # that nothing reads (the job's result is written next).
+            job.ended_at = rq_now()
+
+        def check_for_suspension(self, burst: bool) -> None:
+            checked = self.clock()
+            if checked - self._suspension_checked_at < SUSPENSION_CHECK_EVERY:
+                return
+            super().check_for_suspension(burst)
+            self._suspension_checked_at = checked
+
+        def set_state(self, state: str, pipeline: Any = None) -> None:
+            if pipeline is None and state == self.get_state():
+                return
+            super().set_state(state, pipeline=pipeline)
+
+    return StepWorker
+
+
+def run_worker(
+    services: Any,
+    *,
+    burst: bool = False,
+    settings: JobSettings | None = None,
+    queues: list[str] | None = None,
+) -> int:
+    """An RQ worker for the service's queues, with the sweep in a thread: what ``meeple
+    worker`` runs once the composition root has built ``services`` (``queues``: a choice of
+    ``steps``, ``notify``, ``bots`` and ``analyses``; default the first three, steps first).
+
+    The worker does not fork per job (RQ's SimpleWorker): the folded games it caches stay
+    warm from one job to the next, and no fork ever copies the sweeper's locks. A worker
+    killed mid-job loses nothing: its step stays due and any worker's sweep appends it.
+    """
+    global _process_services
+    if settings is not None:
+        services.jobs.settings = settings
+    with _process_lock:
+        _process_services = services
+    jobs: RQJobs = services.jobs
+    stop = threading.Event()
+
+    def sweep_forever() -> None:
+        while not stop.wait(jobs.settings.sweep_interval):
+            try:
+                sweep(services)
+            except Exception:
+                log.exception("the worker's sweep failed")
+
+    sweeper = threading.Thread(target=sweep_forever, name="meeple-sweeper", daemon=True)
+    sweeper.start()
+    # Listed in this order, RQ takes a waiting step before any notification.
+    wanted = queues or ["steps", "notify", "bots"]
+    order = ("steps", "notify", "bots", "analyses")
+    served = [jobs.queues[name] for name in order if name in wanted]
+    worker = worker_class()(served, connection=jobs.connection)
+    try:
+        worker.work(burst=burst, logging_level="INFO")
+    finally:
+        stop.set()
+        sweeper.join(timeout=30)
+        services.close()
+    return 0
