@@ -1,6 +1,6 @@
-"""``/games/{id}/analyses`` through the Flask client, jobs in-process (issue 13, point 4):
-results, shared identical requests, secrecy while a game is played, caps, cancellation and
-the live stream's ``analysis`` messages."""
+"""``/games/{id}/analyses`` through the Flask client, jobs in-process (docs/analysis.md, Analyses
+over HTTP): results, shared identical requests, secrecy while a game is played, caps, cancellation
+and the live stream's ``analysis`` messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reference page at /docs (issue 12 point 6): Markdown rendered, every schema a linked
+"""The reference page at /docs (docs/api.md): Markdown rendered, every schema a linked
 table, an example request and answer for every operation, an anchor for every code the
 service can answer with (the games' own included), no script and nothing fetched from
 elsewhere, which its Content-Security-Policy enforces."""

@@ -1,4 +1,4 @@
-"""GET .../legal-actions describes the decision and pages its list (issue 12 point 2):
+"""GET .../legal-actions describes the decision and pages its list (docs/api.md, Decisions):
 Gutenberg's plan phase, 2,000-odd plans, answers in a few kilobytes; the pages hold every
 action exactly once; a bot posts a plan sampled from the description alone."""
 

@@ -35,7 +35,7 @@ def test_rulesets_list_every_game_with_player_counts_and_option_defaults(
 
 
 def test_rulesets_say_why_impendium_has_a_round_limit(client: FlaskClient) -> None:
-    # Issue 15: where the rulebook sets no end, /rulesets says so next to each option.
+    # docs/api.md, Lobby: where the rulebook sets no end, /rulesets says so next to each option.
     listed = {entry["id"]: entry for entry in client.get("/rulesets").json["rulesets"]}
     impendium = listed["impendium"]
     assert set(impendium["option_descriptions"]) == set(impendium["options"])

@@ -1,5 +1,5 @@
-"""openapi.yaml as client generators need it (issue 12): typed nullables and enums, integer
-seats, each operation's security stated, and the headers it declares really sent."""
+"""openapi.yaml as client generators need it (docs/api.md, Generated clients): typed nullables and
+enums, integer seats, each operation's security stated, and the headers it declares really sent."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The typed play loop (issue 12, point 1): the answer to an action carries the game's new
-status and, with ``?include=legal_actions``, the acting seat's next legal actions, so a bot
-plays with about one request per action; each game's view schema is served and every
+"""The typed play loop (docs/api.md, The typed play loop): the answer to an action carries the
+game's new status and, with ``?include=legal_actions``, the acting seat's next legal actions, so a
+bot plays with about one request per action; each game's view schema is served and every
 state answer fits it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""openapi.yaml types the play loop (issue 12, point 1): legal actions, action bodies and
-answers reference ``Action`` (each game's union discriminated by ``type``), state answers
+"""openapi.yaml types the play loop (docs/api.md, The typed play loop): legal actions, action
+bodies and answers reference ``Action`` (each game's union discriminated by ``type``), state answers
 ``View`` (each game's published view schema, converted to OpenAPI 3.0)."""
 
 from __future__ import annotations

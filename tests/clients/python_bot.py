@@ -8,7 +8,7 @@ and plays for whichever seat is to act: one of that seat's legal actions, posted
 verbatim, until the game ends. It counts every HTTP request it sends.
 
 The bot reads the action answer's ``status`` and ``legal_actions`` when the service sends
-them (``?include=legal_actions``, issue 12 point 1), and falls back to ``GET /games/{id}``
+them (``?include=legal_actions``, docs/api.md), and falls back to ``GET /games/{id}``
 and ``GET .../legal-actions`` when it does not; so the same code needs fewer requests per
 action as soon as the service answers with more.
 
@@ -108,9 +108,9 @@ def seat_client(
     )
 
 
-#: Sent with each action: the answer then carries the seat's next legal actions (issue 12
-#: point 1). A client-wide parameter, so the bot needs no particular generated signature; a
-#: service that does not know it ignores it.
+#: Sent with each action: the answer then carries the seat's next legal actions
+#: (docs/api.md, The typed play loop). A client-wide parameter, so the bot needs no particular
+#: generated signature; a service that does not know it ignores it.
 INCLUDE = {"include": "legal_actions"}
 
 

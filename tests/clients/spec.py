@@ -13,7 +13,8 @@ SPEC: dict[str, Any] = yaml.safe_load(OPENAPI_FILE.read_text())
 
 
 def legal_actions_are_typed() -> bool:
-    """Whether legal-action items name the actions' schema (issue 12 point 1) rather than
-    being free-form objects: until they do, posting one back verbatim fails a type check."""
+    """Whether legal-action items name the actions' schema (docs/api.md, The typed play loop)
+    rather than being free-form objects: until they do, posting one back verbatim fails a type
+    check."""
     items = SPEC["components"]["schemas"]["LegalActions"]["properties"]["actions"]["items"]
     return "$ref" in json.dumps(items)

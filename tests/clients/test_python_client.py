@@ -1,6 +1,6 @@
 """A Python client generated from openapi.yaml by openapi-python-client (pinned in the dev
-extras) serves a bot as it is (issue 12 point 5): it generates with no warning, the bot
-written against it (tests/clients/python_bot.py) passes ``mypy --strict``, and the bot
+extras) serves a bot as it is (docs/api.md, Generated clients): it generates with no warning, the
+bot written against it (tests/clients/python_bot.py) passes ``mypy --strict``, and the bot
 plays one game of every ruleset to the end through it against a live server, following the
 game's live stream.
 

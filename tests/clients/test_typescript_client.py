@@ -1,5 +1,5 @@
-"""A TypeScript bot on openapi-typescript + openapi-fetch (issue 12 point 5): the types are
-generated from openapi.yaml, tests/clients/ts/bot.mts compiles under ``tsc --strict`` and
+"""A TypeScript bot on openapi-typescript + openapi-fetch (docs/api.md, Generated clients): the
+types are generated from openapi.yaml, tests/clients/ts/bot.mts compiles under ``tsc --strict`` and
 posts a listed legal action back verbatim, and the compiled bot plays a game to its end
 against a live server.
 

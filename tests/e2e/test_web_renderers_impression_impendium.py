@@ -1,4 +1,4 @@
-"""The Impression and Impendium tables drawn in a real browser (issue 14), and a Restoration
+"""The Impression and Impendium tables drawn in a real browser (docs/web.md), and a Restoration
 seat's hand.
 
 Chromium (Debian's, launched by its path; Playwright never downloads a browser) opens a

@@ -1,4 +1,4 @@
-"""Issue 11, point 4 (costs): what one client can make a real ``meeple serve`` do is bounded.
+"""Bounded costs (docs/security.md): what one client can make a real ``meeple serve`` do is bounded.
 
 Undo and redo take a capped number of steps and cost about one snapshot interval of folding
 however long the branch has grown; pages of the events and the timeline are capped; an

@@ -1,5 +1,6 @@
 """Live streams (``GET /games/{id}/stream``) against a real ``meeple serve``, as anonymous
-clients on the network would open them (issue 11: 16 open streams froze the API).
+clients on the network would open them (docs/security.md, Live streams: 16 open streams once froze
+the API).
 
 A stream costs a greenlet, not one of a few request threads; open streams are capped per
 client address and per game (429 ``too_many_streams`` with ``Retry-After``); a client that

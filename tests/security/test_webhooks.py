@@ -1,4 +1,4 @@
-"""Issue 11, webhooks, against a real ``meeple serve``: a seat (anyone: creating a game is
+"""Webhooks (docs/security.md), against a real ``meeple serve``: a seat (anyone: creating a game is
 anonymous) must not make the service POST inside its own network, learn that network from
 the delivery list, register webhooks without end, or stall other games with a receiver
 that never answers.

@@ -1,4 +1,4 @@
-"""The hard contract of ``apply`` every ruleset must keep (issue 13, point 2).
+"""The hard contract of ``apply`` every ruleset must keep (docs/architecture.md).
 
 ``apply`` raises only ``IllegalAction`` for any input whatever, and a refused action leaves
 the state unchanged. Agents, imports and the HTTP edge all reach ``apply``; none of them may

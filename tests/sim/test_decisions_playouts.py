@@ -1,4 +1,4 @@
-"""Every game's descriptions of its decisions over random playouts (issue 12 point 2): at
+"""Every game's descriptions of its decisions over random playouts (docs/api.md, Decisions): at
 every position, for every seat, the descriptions name exactly the listed action types with
 their counts, every listed action satisfies its type's description, what the sampler draws
 from an exact description is a listed action (and applies), and the free action types are

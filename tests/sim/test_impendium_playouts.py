@@ -78,8 +78,8 @@ def test_random_impendium_games_pass_the_conformance_check(player_count: int) ->
 
 @pytest.mark.parametrize("player_count", [2, 3, 4, 5, 6])
 def test_random_competitive_games_with_default_options_end_by_themselves(player_count: int) -> None:
-    # Issue 15, "Every competitive game ends": no round_limit, every option at its default.
-    # These games run to 25 VP (thousands of steps at 6 players), so CI plays one per count
+    # Every competitive game ends (docs/rules/impendium.md): no round_limit, every option at its
+    # default. These games run to 25 VP (thousands of steps at 6 players), so CI plays one per count
     # and `make soak` forty.
     for index in range(max(1, games_per_count() // 50)):
         game = check_random_game(

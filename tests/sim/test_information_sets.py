@@ -1,4 +1,4 @@
-"""``resample_hidden`` is a function of the seat's information set (issue 13, point 4).
+"""``resample_hidden`` is a function of the seat's information set (docs/analysis.md).
 
 Agents and analyses see a position only through ``legal_actions(state, seat)`` and
 ``resample_hidden(state, seat, rng)``. For an analysis made for one seat to be the same for

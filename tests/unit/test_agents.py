@@ -163,8 +163,8 @@ def test_agents_are_made_by_name() -> None:
 
 @pytest.mark.parametrize("game", PRODUCT_GAMES)
 def test_two_states_of_one_information_set_get_the_same_pick_and_analysis(game: str) -> None:
-    """Issue 13, point 4, on the real rulesets (no stand-in): the second state is the first
-    with everything the seat cannot see redrawn, and nothing the agents or the analysis
+    """docs/analysis.md (information sets), on the real rulesets (no stand-in): the second state is
+    the first with everything the seat cannot see redrawn, and nothing the agents or the analysis
     compute tells them apart under the same seed."""
     ruleset = get_ruleset(game)
     hidden_differs = 0

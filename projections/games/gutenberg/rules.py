@@ -537,7 +537,8 @@ def pass_turn(state: State, seat: int, action: Action, rng: random.Random) -> No
 
 def _next_turn(state: State) -> None:
     """The next seat in the queue; after the last fulfilment the round stays open for free
-    actions until every seat that still has one is done (issue 15; "Free actions")."""
+    actions until every seat that still has one is done ("Free actions",
+    docs/rules/gutenberg.md)."""
     state["turn"] += 1
     if state["phase"] == "fulfill" and state["turn"] >= len(state["queue"]):
         state["phase"] = "round_end"

@@ -10,8 +10,8 @@ may end once a trade was offered, even one declined (docs/rules/impendium.md, "E
 turn"), so a seat whose rivals have passed may put the round's end off for ever. Valued by
 points and resources alone, a position changes at each generation by what one seat gains
 over another: a seat that gains less finds any turn it takes instead of passing worth more
-than passing, and a bots-only game never ends (issue 13); a colony, which costs resources
-and pays only at the next generation, is never worth building either. So the income of the
+than passing, and a bots-only game never ends (docs/analysis.md, The agents); a colony, which costs
+resources and pays only at the next generation, is never worth building either. So the income of the
 next ``HORIZON`` generations counts, in a window that begins with the round's action turns:
 between a round's generation and its action turns (``GENERATED``) one fewer is counted. The
 round's end then changes no seat's value (its income was counted already, and the window
@@ -206,7 +206,7 @@ def generations_to_come(state: State) -> float:
     ``round_limit`` (each round from the next begins with one; this round's too while its
     phase is ``generate``), else no end known. A triggered end (25 VP, a galaxy of each
     colour) changes nothing here: the final turns are finite, and a seat whose value fell
-    at the trigger would put it off for ever rather than pass (issue 13); the value falls to
+    at the trigger would put it off for ever rather than pass (docs/analysis.md); the value falls to
     the points scored when the game is over, after the last final turn, which every choice
     of that turn reaches."""
     if state["finished"]:

@@ -48,8 +48,8 @@ class Impression(Ruleset):
     min_players = 2
     max_players = 4
     # 2: tradesmen placed by the players, two orders chosen by them; 3: the rules review
-    # (issue 15): drawn factories kept, 10 type I orders, travel may revisit, pairing at
-    # any time, Reset moves only standing tradesmen
+    # (docs/rules/impression.md): drawn factories kept, 10 type I orders, travel may revisit,
+    # pairing at any time, Reset moves only standing tradesmen
     rules_version = "4"
     options = {}  # Impression has no options
     #: "Optional Actions" (before or after the Shop or Reset action) and the pair icon's

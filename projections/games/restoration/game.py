@@ -16,7 +16,9 @@ class Restoration(Ruleset):
     title = "Restoration"
     min_players = 2
     max_players = 4
-    rules_version = "2"  # 2: rules review (issue 15): intersections, transfer, order of C and D
+    rules_version = (
+        "2"  # 2: rules review, docs/rules/restoration.md: intersections, transfer, order of C and D
+    )
     options = {"arrangement": "first_game"}
     #: "Throughout your turn, you may use Manager cards at any time".
     free_action_types = frozenset(["play_manager"])

@@ -1,6 +1,6 @@
-"""The shape check ``apply`` runs first (issue 13: only IllegalAction, for any input) agrees
-with the action schemas stripped of their value validators, and refuses what issue 13 found
-crashing or passing for a number."""
+"""The shape check ``apply`` runs first (only IllegalAction, for any input: docs/architecture.md)
+agrees with the action schemas stripped of their value validators, and refuses what a fuzzing
+review found crashing or passing for a number."""
 
 import random
 
@@ -67,7 +67,7 @@ def test_the_fast_shape_check_agrees_with_the_schemas_on_mutated_legal_actions()
     ],
 )
 def test_an_action_of_the_wrong_shape_is_refused_before_any_rule_is_checked(action):
-    """Issue 13: "booleans pass as integers, take_inks{set: True} counts as set 1";
+    """Found by fuzzing: "booleans pass as integers, take_inks{set: True} counts as set 1";
     "take_order without printing" raised KeyError."""
     state = at_row(in_round(), "orders" if action["type"] == "take_order" else "inks")
     assert refused(state, 0, action) == "malformed_action"
@@ -82,12 +82,12 @@ def test_an_action_of_the_wrong_shape_is_refused_before_any_rule_is_checked(acti
     ],
 )
 def test_malformed_rewards_and_batches_are_refused(row, action):
-    """Issue 13: "patronage_reward with reward: []" raised TypeError."""
+    """Found by fuzzing: "patronage_reward with reward: []" raised TypeError."""
     assert refused(at_row(in_round(), row), 0, action) == "malformed_action"
 
 
 def test_a_malformed_redraw_is_refused_while_the_order_choice_is_open():
-    """Issue 13: "redraw_order with cards: []" raised TypeError."""
+    """Found by fuzzing: "redraw_order with cards: []" raised TypeError."""
     state = at_row(in_round(), "patronage")
     act(state, 0, {"type": "patronage_reward", "reward": "order"}, seed=3)
     assert refused(state, 0, {"type": "redraw_order", "cards": []}) == "malformed_action"

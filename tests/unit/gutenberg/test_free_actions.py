@@ -1,4 +1,4 @@
-"""Free actions at any time of a round (issue 15, defect 15): buying types, gear rewards and
+"""Free actions at any time of a round (docs/rules/gutenberg.md): buying types, gear rewards and
 Plantinus's swap are open after the last fulfilment, before the round ends, and while a
 reward's choice is open (docs/rules/gutenberg.md, "Free actions")."""
 

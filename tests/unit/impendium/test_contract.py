@@ -237,7 +237,8 @@ SHAPE_REFUSALS = [
 def test_a_malformed_action_is_refused_by_its_shape_with_the_fields_code(
     action: dict, code: str
 ) -> None:
-    # Issue 13, "A hard contract": only IllegalAction, state unchanged, booleans no numbers.
+    # The hard contract of apply (docs/architecture.md): only IllegalAction, state unchanged,
+    # booleans no numbers.
     state = table()
     state["seats"][0]["factions"] = ["F13"]
     state["seats"][0]["hand"] = ["D09"]

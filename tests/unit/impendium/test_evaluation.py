@@ -1,5 +1,5 @@
 """How agents value an Impendium position (projections/games/impendium/evaluation.py): the
-round's end changes no seat's value, so no agent gains by putting it off (issue 13), and
+round's end changes no seat's value, so no agent gains by putting it off (docs/analysis.md), and
 bots-only games end."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_a_bots_only_game_ends_by_its_round_limit(seats) -> None:  # type: ignor
     assert played.finished, f"cut after {played.steps} seat actions"
 
 
-# -- progress towards points (issue 13: greedy seats never scored at default options) -------
+# -- progress towards points (greedy seats once never scored at default options) -------
 
 
 def at_the_federation(seed: str) -> tuple[State, int]:
@@ -210,7 +210,7 @@ def steps_between(one: str, other: str) -> int:
 def test_the_end_triggered_changes_no_seats_value() -> None:
     """Reaching 25 VP (or a galaxy of each colour) leads to one more turn each, then the
     end; were the income and the discs on unfinished cards no longer counted from the
-    trigger, a seat with more of them would put the trigger off for ever (issue 13)."""
+    trigger, a seat with more of them would put the trigger off for ever (docs/analysis.md)."""
     state, seat = at_the_federation("trigger")
     act(state, seat, "construct_federation_star", project=state["projects"][0]["card"], slot=0)
     before = evaluate(IMPENDIUM, state)

@@ -1,4 +1,5 @@
-"""The rules review's Impendium defects (issue 15, points 1-5), each from the rulebook's words."""
+"""The rules review's Impendium defects (docs/rules/impendium.md), each from the rulebook's
+words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The rules review's Restoration defects (issue 15, points 6-9), each from the rulebook's words."""
+"""The rules review's Restoration defects (docs/rules/restoration.md), each from the rulebook's
+words."""
 
 from __future__ import annotations
 
