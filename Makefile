@@ -12,8 +12,12 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
+#: where `make run` serves: `make run PORT=8080` (or HOST=0.0.0.0 for other machines)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
 run: $(BIN)/.installed ## serve the API on the embedded default (SQLite under ./var, jobs in-process)
-	$(BIN)/meeple serve
+	$(BIN)/meeple serve --host $(HOST) --port $(PORT)
 
 worker: $(BIN)/.installed ## an RQ worker (needs MEEPLE_REDIS_URL)
 	$(BIN)/meeple worker

@@ -91,6 +91,23 @@ WORKER_CODE = worker_code([])
 PIDS: dict[str, int] = {}
 
 
+def stop(*processes: subprocess.Popen[Any], grace: float = 30.0) -> None:
+    """Ask each process to stop (SIGTERM) and wait ``grace`` seconds for them all; one that
+    is still running is killed (a worker killed mid-job loses nothing: its step stays due).
+    A bench never fails because a process it started was slow to stop."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            print(f"   pid {process.pid} did not stop within {grace:g} s: killed", flush=True)
+            process.kill()
+            process.wait()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -130,8 +147,7 @@ def redis_server(directory: Path) -> Iterator[str]:
         PIDS[f"redis://127.0.0.1:{port}"] = process.pid
         yield f"redis://127.0.0.1:{port}"
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
 
 
 @contextlib.contextmanager
@@ -150,8 +166,7 @@ def gunicorn(app: str, env: dict[str, str]) -> Iterator[int]:
         PIDS[f"gunicorn:{port}"] = process.pid
         yield port
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -584,10 +599,7 @@ def run(report: Callable[..., None]) -> None:
                         waited.phase(port, plans, phase, groups, {"Prefer": "wait=10"})
                     per_job = rq_cost_per_job(env["MEEPLE_REDIS_URL"], groups["RQ workers"])
             finally:
-                for worker in workers:
-                    worker.terminate()
-                for worker in workers:
-                    worker.wait(timeout=30)
+                stop(*workers)
             if os.environ.get("MEEPLE_BENCH_PROFILE"):
                 profile(env)
     api = ours.tally

@@ -35,6 +35,7 @@ from bench.bench_http import (
     game_plan,
     percentile,
     redis_server,
+    stop,
 )
 
 GAMES = 12
@@ -81,8 +82,7 @@ def run(report: Callable[..., None]) -> None:
         try:
             steps, answers, bounced = play(env, seconds)
         finally:
-            worker.terminate()
-            worker.wait(timeout=30)
+            stop(worker)
         baseline = xadd_round_trips(f"{url}/2", BASELINE_XADDS)
     print(
         f"   {len(steps)} automatic steps after {len(answers)} waited answers; "

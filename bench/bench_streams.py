@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench.bench_http import ADMIN_KEY, load, plan_games, status_of, wait_for
+from bench.bench_http import ADMIN_KEY, load, plan_games, status_of, stop, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 MEEPLE = Path(sys.executable).with_name("meeple")
@@ -68,8 +68,7 @@ def meeple_serve(directory: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]
         wait_for(lambda: status_of(port, "/health") == 200, "meeple serve")
         yield port, process
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        stop(process, grace=60)
 
 
 def create_games(port: int, count: int) -> list[str]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import ipaddress
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from service.cli import agents as cli_agents
 from service.config import load_config
@@ -27,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = subparsers.add_parser("serve", help="serve the REST API (MEEPLE_* configure it)")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    serve.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}"
+    )
     serve.add_argument(
         "--connections",
         type=int,
@@ -53,6 +58,26 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module("service.cli.log").add_commands(subparsers)
     cli_agents.add_commands(subparsers)
     return parser
+
+
+def port_number(text: str) -> int:
+    """A TCP port to serve on (1-65535), as ``--port`` and ``make run PORT=`` give it."""
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, not {text!r}")
+    return int(text)
+
+
+def served_url(host: str, port: int) -> str:
+    """The base URL of a server bound to ``host``:``port``, as a client on this machine
+    reaches it: a wildcard address (0.0.0.0, ::) is reached on the loopback address."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"http://{host}:{port}"
+    if address.is_unspecified:
+        address = ipaddress.ip_address("::1" if address.version == 6 else "127.0.0.1")
+    shown = f"[{address}]" if address.version == 6 else str(address)
+    return f"http://{shown}:{port}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,9 +111,15 @@ def run_serve(args: argparse.Namespace) -> int:
             # threads, locks and sockets are gevent's from the start.
             from service.app import create_app
 
-            return create_app(load_config())
+            return create_app(load_config(**overrides))
 
-    print(f"Meeple Ledger on http://{args.host}:{args.port} (docs: /docs)", file=sys.stderr)
+    url = served_url(args.host, args.port)
+    # The served spec and /docs name the address served, unless MEEPLE_PUBLIC_URL names the
+    # one clients reach (a proxy in front, another host name).
+    overrides: dict[str, Any] = (
+        {} if os.environ.get("MEEPLE_PUBLIC_URL", "").strip() else {"public_url": url}
+    )
+    print(f"Meeple Ledger on {url} (docs: {url}/docs)", file=sys.stderr)
     EmbeddedServer().run()
     return 0
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from service.bootstrap import game_index_url
-from service.cli import build_parser, main
+from service.cli import build_parser, main, served_url
 from service.config import ConfigError, load_config
 
 OPENAPI_FILE = Path(__file__).resolve().parents[2] / "openapi.yaml"
@@ -68,6 +70,50 @@ def test_meeple_serve_defaults_to_loopback_port_8000() -> None:
     assert (args.host, args.port) == ("127.0.0.1", 8000)
     args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--port", "9000"])
     assert (args.host, args.port) == ("0.0.0.0", 9000)
+
+
+@pytest.mark.parametrize(
+    "port", ["0", "65536", "-1", "80a", "\uff18\uff10\uff18\uff10", "\u0668\u0660", " 80", ""]
+)
+def test_meeple_serve_refuses_a_port_that_is_not_one(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        build_parser().parse_args(["serve", "--port", port])
+    assert refused.value.code == 2
+    assert "a port is a number from 1 to 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "url"),
+    [
+        ("127.0.0.1", 8000, "http://127.0.0.1:8000"),
+        ("0.0.0.0", 8080, "http://127.0.0.1:8080"),
+        ("::", 9000, "http://[::1]:9000"),
+        ("::1", 9000, "http://[::1]:9000"),
+        ("games.local", 80, "http://games.local:80"),
+    ],
+)
+def test_the_served_address_is_the_one_a_client_on_this_machine_reaches(
+    host: str, port: int, url: str
+) -> None:
+    assert served_url(host, port) == url
+
+
+def test_make_run_serves_where_host_and_port_say() -> None:
+    """``make run PORT=8123 HOST=0.0.0.0`` (README): the Makefile hands both to ``meeple serve``."""
+    root = Path(__file__).resolve().parents[2]
+    printed = subprocess.run(
+        ["make", "--dry-run", "--always-make", "run", "PORT=8123", "HOST=0.0.0.0",
+         f"VENV={sys.prefix}"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert f"{sys.prefix}/bin/meeple serve --host 0.0.0.0 --port 8123" in printed.splitlines()
+    defaults = subprocess.run(
+        ["make", "--dry-run", "--always-make", "run", f"VENV={sys.prefix}"],
+        cwd=root, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"},
+    ).stdout  # fmt: skip
+    assert f"{sys.prefix}/bin/meeple serve --host 127.0.0.1 --port 8000" in defaults.splitlines()
 
 
 def test_meeple_has_the_worker_and_the_log_commands() -> None:

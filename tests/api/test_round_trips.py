@@ -354,6 +354,11 @@ def test_a_job_costs_its_worker_nine_round_trips_of_its_own(
     # Time stands still: past its first, no heartbeat or suspension check falls due however
     # long the bursts take on a busy machine.
     worker.clock = lambda: 1000.0
+    # RQ's command channel (``rq:pubsub:<worker>``) is opened and closed once per ``work()``,
+    # not per job, by a thread that a busy machine may leave running past RQ's one-second
+    # join: the next call then opens a new connection (five more round trips) and the count
+    # depends on the machine's load. Without it, every burst counts the same commands.
+    monkeypatch.setattr(worker, "subscribe", lambda: None)
 
     def burst(steps: int) -> int:
         for _ in range(steps):  # one step job each

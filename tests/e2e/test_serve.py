@@ -11,8 +11,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 MEEPLE = Path(sys.executable).with_name("meeple")
 
@@ -36,17 +40,18 @@ def call(url: str, body: Any = None, token: str | None = None) -> tuple[int, Any
         return error.code, json.loads(error.read())
 
 
-def test_meeple_serve_runs_the_api_on_sqlite_under_var_of_the_working_directory(
-    tmp_path: Path,
-) -> None:
+@contextmanager
+def serving(directory: Path, *arguments: str, **variables: str) -> Iterator[str]:
+    """``meeple serve`` with ``arguments`` in ``directory``, no MEEPLE_* but ``variables``;
+    yields its base URL once it answers, and stops it (SIGTERM, exit 0) after."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith("MEEPLE_")}
-    log = tmp_path / "server.log"
+    log = directory / "server.log"
     with log.open("wb") as output:
         server = subprocess.Popen(
-            [str(MEEPLE), "serve", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
+            [str(MEEPLE), "serve", "--port", str(port), *arguments],
+            cwd=directory,
+            env={**env, **variables},
             stdout=output,
             stderr=subprocess.STDOUT,
         )
@@ -62,6 +67,21 @@ def test_meeple_serve_runs_the_api_on_sqlite_under_var_of_the_working_directory(
                 assert time.monotonic() < deadline, "the server never answered"
                 time.sleep(0.2)
         assert status == 200 and health["status"] == "ok"
+        yield base
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+
+
+def read(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def test_meeple_serve_runs_the_api_on_sqlite_under_var_of_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    with serving(tmp_path) as base:
         status, game = call(f"{base}/games", {"ruleset": "gutenberg", "players": ["Ann", "Bob"]})
         assert status == 201
         token = game["seats"][0]["token"]
@@ -70,6 +90,24 @@ def test_meeple_serve_runs_the_api_on_sqlite_under_var_of_the_working_directory(
         status, played = call(f"{base}/games/{game['id']}/actions", legal["actions"][0], token)
         assert status == 201 and played["version"] == 2
         assert (tmp_path / "var" / "meeple.db").is_file()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == 0
+
+
+def test_the_served_spec_and_docs_name_the_address_served(tmp_path: Path) -> None:
+    """On another port than 8000, a generated client and the docs' examples reach this
+    server: the spec's ``servers`` is the address served, not the default."""
+    with serving(tmp_path, "--host", "127.0.0.1") as base:
+        assert not base.endswith(":8000")
+        spec = yaml.safe_load(read(f"{base}/openapi.yaml"))
+        assert spec["servers"] == [{"url": base}]
+        assert base in read(f"{base}/docs")
+
+
+def test_meeple_public_url_names_the_address_clients_reach(tmp_path: Path) -> None:
+    """Behind a proxy the address served is not the one clients reach: MEEPLE_PUBLIC_URL
+    says which, and the spec and the docs name it instead."""
+    public = "https://games.example.org"
+    with serving(tmp_path, MEEPLE_PUBLIC_URL=public) as base:
+        spec = yaml.safe_load(read(f"{base}/openapi.yaml"))
+        assert spec["servers"] == [{"url": public}]
+        page = read(f"{base}/docs")
+        assert public in page and base not in page
