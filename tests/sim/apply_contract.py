@@ -18,9 +18,9 @@ feeds ``apply``, on a copy of each state:
    action types and random keys and values, and non-dicts) and random chains of mutations.
 
 For each action: it either raises ``IllegalAction`` with a snake_case code and the copy is
-unchanged (compared as canonical JSON, so ``True`` never passes for ``1``), or it is accepted;
-any other exception fails with the action shown. An accepted mutant in which a value changed
-its JSON type (bool, int, float, str, list or dict for another; None aside) fails, and after
+unchanged (a deep comparison, types included, so ``True`` never passes for ``1``), or it is
+accepted; any other exception fails with the action shown. An accepted mutant in which a value
+changed its JSON type (bool, int, float, str, list or dict for another; None aside) fails, and after
 an accepted action the state must still round-trip through JSON exactly, types included.
 
 The depth scales with ``MEEPLE_SOAK_GAMES`` (50 in CI, 1000 in ``make soak``) like
@@ -30,7 +30,6 @@ The depth scales with ``MEEPLE_SOAK_GAMES`` (50 in CI, 1000 in ``make soak``) li
 from __future__ import annotations
 
 import json
-import pickle
 import random
 import traceback
 from collections import Counter
@@ -46,7 +45,7 @@ from projections.ruleset import Action, IllegalAction, Ruleset, State
 from projections.simulate import play_random
 from service.http.errors import PROBLEMS
 from service.http.resources.docs import game_codes
-from tests.sim.conformance import games_per_count
+from tests.sim.conformance import Unchanged, canonical, games_per_count, strictly_equal
 
 #: The key a mutation adds; no ruleset's action has it.
 UNKNOWN_KEY = "no_such_key"
@@ -65,9 +64,8 @@ class Position:
     seats: int
     #: seat -> its legal actions there (only seats that have some)
     legal: dict[int, list[Action]]
-    #: the state as canonical JSON and as a pickle, to compare with after a refused action
-    text: str
-    blob: bytes
+    #: the state as it was, to compare with after a refused action
+    before: Unchanged
 
 
 @dataclass(frozen=True)
@@ -157,8 +155,7 @@ def collect_positions(
             for seat in range(player_count)
             if (actions := ruleset.legal_actions(state, seat))
         }
-        blob = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-        positions.append(Position(label, state, player_count, legal, canonical(state), blob))
+        positions.append(Position(label, state, player_count, legal, Unchanged.of(state)))
     return positions
 
 
@@ -168,7 +165,7 @@ def collect_positions(
 def check_one(ruleset: Ruleset, position: Position, action: Any, retyped: bool = False) -> None:
     """``apply`` refuses ``action`` with IllegalAction leaving the state as it was, or accepts
     it (then it must not be a retyped mutant, and the state must round-trip through JSON)."""
-    trial = pickle.loads(position.blob)
+    trial = position.before.state()
     try:
         ruleset.apply(trial, action, random.Random(0))
     except IllegalAction as error:
@@ -176,11 +173,7 @@ def check_one(ruleset: Ruleset, position: Position, action: Any, retyped: bool =
             f"IllegalAction needs a snake_case code, got {error.code!r} for {action!r}"
         )
         CODES_SEEN.setdefault(ruleset.id, set()).add(error.code)
-        if pickle.dumps(trial, protocol=pickle.HIGHEST_PROTOCOL) == position.blob:
-            return  # the same bytes: surely unchanged (the JSON below is slower)
-        assert _canonical_or_error(trial) == position.text, (
-            f"a refused action changed the state ({error.code}): {action!r}\nat {position.label}"
-        )
+        position.before.check(trial, f"a refused ({error.code}) {action!r} at {position.label}")
         return
     except Exception as error:  # the contract is "nothing but IllegalAction"
         trace = "".join(traceback.format_exception(error, limit=-4))
@@ -193,14 +186,9 @@ def check_one(ruleset: Ruleset, position: Position, action: Any, retyped: bool =
         f"at {position.label}"
     )
     text = _canonical_or_error(trial)
-    assert _strictly_equal(json.loads(text), trial), (
+    assert strictly_equal(json.loads(text), trial), (
         f"after {action!r} the state no longer round-trips through JSON\nat {position.label}"
     )
-
-
-def canonical(value: Any) -> str:
-    """Canonical JSON: sorted keys, no NaN; ``true`` and ``1`` differ."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def _canonical_or_error(state: State) -> str:
@@ -208,19 +196,6 @@ def _canonical_or_error(state: State) -> str:
         return canonical(state)
     except (TypeError, ValueError) as error:
         raise AssertionError(f"the state is no longer JSON: {error}") from error
-
-
-def _strictly_equal(left: Any, right: Any) -> bool:
-    """Equal with the same types all the way down (``True != 1``, ``1.0 != 1``, no tuples)."""
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(
-            _strictly_equal(left[key], right[key]) for key in left
-        )
-    if isinstance(left, list):
-        return len(left) == len(right) and all(map(_strictly_equal, left, right))
-    return bool(left == right)
 
 
 # Mutations ------------------------------------------------------------------------

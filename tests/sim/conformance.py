@@ -4,8 +4,10 @@
 goes and at the end:
 
 - every step's chosen action applies; a sample of the other legal actions applies on a copy;
-- illegal actions (another seat acting out of turn, an unknown type) raise IllegalAction
-  and leave the state unchanged;
+- illegal actions (another seat acting out of turn, an unknown type, the step just taken
+  sent again) raise IllegalAction and leave the state exactly as it was (``Unchanged``:
+  the same value and the same JSON types all the way down, so ``True`` never passes for
+  ``1``);
 - state round-trips through JSON exactly;
 - no seat's view changes when everything that seat cannot see is redrawn by
   ``resample_hidden`` (so views leak nothing hidden), and no view holds the seed;
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from events.envelope import Envelope
@@ -31,6 +35,60 @@ from projections.ruleset import IllegalAction, Ruleset, State
 from projections.simulate import play_random
 
 Invariants = Callable[[State], None]
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON: sorted keys, no NaN; ``true`` and ``1`` differ."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def strictly_equal(left: Any, right: Any) -> bool:
+    """Equal with the same types all the way down (``True != 1``, ``1.0 != 1``, no tuples)."""
+    return next(differences(left, right), None) is None
+
+
+def differences(left: Any, right: Any, path: str = "state") -> Iterator[str]:
+    """Where two values differ, in value or in type (dict key order aside), outermost first."""
+    if type(left) is not type(right):
+        yield f"{path}: {left!r} became {right!r}"
+    elif isinstance(left, dict):
+        for key in left.keys() | right.keys():
+            if key not in right:
+                yield f"{path}[{key!r}] was removed"
+            elif key not in left:
+                yield f"{path}[{key!r}] was added: {right[key]!r}"
+            else:
+                yield from differences(left[key], right[key], f"{path}[{key!r}]")
+    elif isinstance(left, list):
+        if len(left) != len(right):
+            yield f"{path}: {len(left)} items became {len(right)}"
+        else:
+            for index, (was, now) in enumerate(zip(left, right, strict=True)):
+                yield from differences(was, now, f"{path}[{index}]")
+    elif left != right:
+        yield f"{path}: {left!r} became {right!r}"
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """A state as it was before ``apply`` was tried on it, to prove that a refused (or
+    failing) action left it exactly so: a deep comparison, types included."""
+
+    blob: bytes
+
+    @classmethod
+    def of(cls, state: State) -> Unchanged:
+        return cls(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def state(self) -> State:
+        """A fresh copy of the state as it was."""
+        return pickle.loads(self.blob)
+
+    def check(self, state: State, what: str) -> None:
+        if pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL) == self.blob:
+            return  # the same bytes: surely unchanged (the walk below is slower)
+        changed = list(differences(self.state(), state))
+        assert not changed, f"{what} changed the state: " + "; ".join(changed[:5])
 
 
 def games_per_count(default: int = 50) -> int:
@@ -56,12 +114,16 @@ def check_random_game(
         nonlocal steps
         steps += 1
         state = game.state
-        assert json.loads(json.dumps(state)) == state, "state must round-trip through JSON"
+        assert strictly_equal(json.loads(json.dumps(state)), state), (
+            "state must round-trip through JSON, types included"
+        )
         if invariants is not None:
             invariants(state)
         status = ruleset.status(state)
         _check_legal_sample(ruleset, game, status, probe, sample_legal)
         _check_illegal(ruleset, game, status, probe)
+        if envelope["type"] in ("action", "system"):
+            _check_sent_again(ruleset, game, step_action(envelope))
         if steps % check_views_every == 0 or status["finished"]:
             _check_views(ruleset, game, probe)
 
@@ -99,7 +161,7 @@ def _check_schema(ruleset: Ruleset, action: dict[str, Any]) -> None:
 def _check_illegal(
     ruleset: Ruleset, game: Game, status: dict[str, Any], probe: random.Random
 ) -> None:
-    before = copy_state(game.state)
+    before = Unchanged.of(game.state)
     seats = range(len(game.meta["players"]))
     attempts: list[dict[str, Any]] = [
         {"type": "no_such_action_type", "seat": probe.choice(list(seats))}
@@ -116,7 +178,24 @@ def _check_illegal(
             assert error.code and error.code == error.code.lower(), error
         else:
             raise AssertionError(f"illegal action was accepted: {attempt}")
-        assert game.state == before, f"a refused {attempt['type']} changed the state"
+        before.check(game.state, f"a refused {attempt}")
+
+
+def _check_sent_again(ruleset: Ruleset, game: Game, action: dict[str, Any]) -> None:
+    """The step just taken, sent again (a client retrying, a stale page, a second click):
+    whether it is legal again or not, ``apply`` raises nothing but IllegalAction, and a
+    refusal leaves the state exactly as it was."""
+    before = Unchanged.of(game.state)
+    trial = before.state()
+    try:
+        ruleset.apply(trial, action, random.Random(0))
+    except IllegalAction as error:
+        assert error.code and error.code == error.code.lower(), error
+        before.check(trial, f"the refused repeat of {action}")
+    except Exception as error:
+        raise AssertionError(
+            f"{action} sent again raised {type(error).__name__}: {error!r}, not IllegalAction"
+        ) from error
 
 
 def _check_views(ruleset: Ruleset, game: Game, probe: random.Random) -> None:
