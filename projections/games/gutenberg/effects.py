@@ -107,6 +107,20 @@ def bag_has(state: State, colour: str) -> bool:
     return int(state["bag"]["contents"].get(colour, 0)) > 0
 
 
+def draw_from_bag(
+    state: State, player: dict[str, Any], count: int, rng: random.Random
+) -> list[str]:
+    """Draw ``count`` inks at random from the bag for the player, as many as it still holds
+    (rulebook "Refinements": "Take the number of ink shown from the bag"; docs/rules/
+    gutenberg.md, "Inks from the bag"). The draw is made now, from the game's seeded
+    randomness, so no order of the bag is kept anywhere to hide."""
+    drawn = components.bag_draw(state["bag"], count, rng)
+    for colour in drawn:
+        add(player["inks"], colour)
+    end_ink_choices_if_bag_empty(state)
+    return drawn
+
+
 # -- specialties and the reward track ----------------------------------------------------
 
 
@@ -138,7 +152,7 @@ def advance_specialty(
 
 def grant(state: State, seat: int, reward: dict[str, Any], rng: random.Random) -> list[Pending]:
     """Give one reward icon (rulebook "Refinements": the reward table); returns the choices
-    it leaves open."""
+    it leaves open. Inks are drawn from the bag, not chosen."""
     player = state["seats"][seat]
     kind = reward["kind"]
     if kind == "guilders":
@@ -148,14 +162,17 @@ def grant(state: State, seat: int, reward: dict[str, Any], rng: random.Random) -
         player["fame"] += reward["amount"]
         return []
     if kind == "inks":
-        return open_ink_choice(state, seat, reward["amount"])
+        draw_from_bag(state, player, reward["amount"], rng)
+        return []
     if kind == "specialty":
         return [{"seat": seat, "kind": "specialty"}]
     return open_order_choice(state, seat, rng)
 
 
 def open_ink_choice(state: State, seat: int, count: int) -> list[Pending]:
-    """Inks "from the bag" are chosen by the player, as many as the bag still holds."""
+    """Patronage's "Take any 2 inks from the bag" ("2 beliebige Tintentropfen"): the player
+    chooses them, as many as the bag still holds (docs/rules/gutenberg.md, "Inks from the
+    bag")."""
     count = min(count, components.bag_count(state["bag"]))
     return [{"seat": seat, "kind": "inks", "count": count}] if count else []
 

@@ -13,7 +13,8 @@ Which rulebook section each part follows:
 - free actions at any time of a round: ``buy_type`` ("Printing": cost table),
   ``activate_gear`` ("Gear Rewards", gears.py), ``swap_specialties`` (Plantinus).
 - chained choices left by rewards (effects.py): ``keep_order``/``redraw_order``,
-  ``advance_specialty``, ``take_ink``, and the characters' setup choices.
+  ``advance_specialty``, ``take_ink`` (Patronage's inks; a reward's inks are drawn), and
+  the characters' setup choices.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ class Gutenberg(Ruleset):
     title = "Gutenberg"
     min_players = 2
     max_players = 4
-    rules_version = "2"  # 2: free actions after the last fulfilment and during open choices
+    # 2: free actions after the last fulfilment and during open choices;
+    # 3: inks a reward shows are drawn from the bag, not chosen ("Inks from the bag").
+    rules_version = "3"
     options = {"characters": True}
     free_action_types = frozenset(FREE_ACTIONS)
 
@@ -250,16 +253,21 @@ class Gutenberg(Ruleset):
         return None
 
     def reveals_hidden(self, before: State, action: Action) -> bool:
-        """Automatic steps reveal; a seat's action reveals when it draws from a deck
-        (an order or gears drawn for a reward, directly or down a chain of rewards)."""
+        """Automatic steps reveal; a seat's action reveals when it draws from a deck (an
+        order or gears drawn for a reward) or from the bag (the inks a reward shows), directly
+        or down a chain of rewards. Every draw from the bag, and every reshuffle, takes the
+        game's randomness, so a trial that consumes any has revealed something."""
         if action.get("seat") is None:
             return True
         trial = copy_state(before)
+        luck = random.Random(0)
+        untouched = luck.getstate()
         try:
-            self.apply(trial, action, random.Random(0))
+            self.apply(trial, action, luck)
         except IllegalAction:
             return False
-        return any(
+        drew_at_random = luck.getstate() != untouched
+        return drew_at_random or any(
             trial["decks"][name]["draw_pile"] != deck["draw_pile"]
             for name, deck in before["decks"].items()
         )
@@ -900,7 +908,7 @@ def advance_specialty(state: State, seat: int, action: Action, rng: random.Rando
 
 
 def take_ink(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    """One ink of the player's choice from the bag, for a reward of inks."""
+    """One ink of the player's choice from the bag, for Patronage's "any 2 inks"."""
     head = state["pending"][0]
     colour = action.get("ink")
     if colour not in data.INKS or not effects.bag_has(state, colour):

@@ -4,7 +4,9 @@ Hidden at the table (docs/rules/gutenberg.md, "Hidden information"): deck order,
 patronage and character tiles left in the box, other seats' plans until the reveal, other
 seats' character tiles until all have chosen, and the cards or gears another seat drew
 for a reward until it keeps them. Everything else (guilders, inks, types, orders, gears,
-specialties, the bag's contents, discard piles) lies open.
+specialties, the bag's contents, discard piles) lies open. The bag keeps no order: a draw
+from it is made when it happens, from the action's ``rng``, so there is no order to hide
+or to resample (docs/rules/gutenberg.md, "Inks from the bag").
 """
 
 from __future__ import annotations

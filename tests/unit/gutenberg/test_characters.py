@@ -1,6 +1,6 @@
 """The ten characters ("Characters"), each power tested."""
 
-from projections.games.gutenberg import data
+from projections.games.gutenberg import data, effects
 from projections.games.gutenberg.rules import GUTENBERG
 from tests.unit.gutenberg.helpers import (
     act,
@@ -206,7 +206,7 @@ def test_helena_ungler_starts_with_levels_one_and_two_and_the_level_two_reward()
     assert player["specialties"]["binding"] == 1 and player["specialties"]["woodcutting"] == 2
     assert player["reward_level"] == 2
     assert data.REWARD_TRACK[2] == {"kind": "inks", "amount": 1}
-    assert state["pending"] == [{"seat": 0, "kind": "inks", "count": 1}]
+    assert effects.total(player["inks"]) == 1 and state["pending"] == [], "1 ink drawn"
     assert player["guilders"] == 10, "only the level II reward, not level I's"
 
 
