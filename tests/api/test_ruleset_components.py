@@ -13,7 +13,7 @@ def test_impression_components_are_the_tables_its_rules_read(client: FlaskClient
     assert response.status_code == 200
     body = response.json
     assert body["ruleset"] == "impression"
-    assert body["rules_version"] == "4"
+    assert body["rules_version"] == "5"
     tables = body["components"]
     shops = {shop["id"]: shop for shop in tables["shops"]["shops"]}
     assert shops == impression_data.SHOPS

@@ -221,6 +221,9 @@ def test_impression_table_at_start_middle_and_end(table: Page) -> None:
     for label, state in moments.items():
         view, text = _show(table, "impression", state, 0)
         assert table.locator("[data-seat]").count() == 3
+        # Setup 9: the 2+ and 3+ tiles, a travel room among them (docs/rules/impression.md)
+        assert table.locator("[data-shop]").count() == len(view["shops"]) == 12
+        assert "Travel" in table.locator(".ip-room-action").all_inner_texts()
         if view["final_scores"]:
             expected = [str(score["total"]) for score in view["final_scores"]]
             assert "Final scoring" in text

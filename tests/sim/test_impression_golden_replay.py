@@ -1,4 +1,4 @@
-"""Golden replays of Impression: three fixed random games (2, 3 and 4 players, rules 4),
+"""Golden replays of Impression: three fixed random games (2, 3 and 4 players, rules 5),
 stored as their seat and system actions, fold to the same final state today as when they
 were recorded. Any change to the fold that changes a result - a faster path that is not
 quite the same - fails here, whatever ``legal_actions`` lists now.

@@ -212,3 +212,30 @@ def test_the_quick_checks_of_a_choice_agree_with_its_options(player_count: int) 
         if icon in ("travel", "steps", "trade", "technology")
         for answer in (True, False)
     ), checked
+
+
+def travel_actions(player_count: int, seed: str) -> int:
+    """The Travel actions a random game takes: answers to a waiting travel icon, not to the
+    steps icon, which "is not a real travel action"."""
+    waiting: list[str | None] = [None] * player_count
+    taken = 0
+
+    def count(game: Any, envelope: Any) -> None:
+        nonlocal taken
+        seat = envelope["actor"].get("seat")
+        if seat is not None and envelope["data"]["action"]["type"] == "travel":
+            taken += waiting[seat] == "travel"
+        for index, effects_waiting in enumerate(game.state["pending"]):
+            waiting[index] = effects_waiting[0]["icon"] if effects_waiting else None
+
+    play_random(IMPRESSION, [f"P{i + 1}" for i in range(player_count)], seed, on_step=count)
+    return taken
+
+
+@pytest.mark.parametrize("player_count", [2, 3, 4])
+def test_most_random_games_take_a_travel_action_at_every_player_count(player_count: int) -> None:
+    """Travel is a Shop action at every player count (docs/rules/impression.md, "Travel at
+    every player count"): in most of ten seeded random games somebody travels."""
+    games = [travel_actions(player_count, f"travel-{player_count}-{index}") for index in range(10)]
+    travelled = sum(1 for taken in games if taken)
+    assert travelled > len(games) // 2, f"Travel in {travelled} of {len(games)} games: {games}"

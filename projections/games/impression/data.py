@@ -50,6 +50,18 @@ ICONS = {
     "reposition_letter",
     "pair",
 }
+#: the rulebook's "Shop Actions (Action Phase)", by icon, listed without a player count:
+#: every table of shops in play offers each (docs/rules/impression.md, Setup 9)
+SHOP_ACTIONS = [
+    "gain",
+    "use_letter",
+    "capacity",
+    "workforce",
+    "trade",
+    "typeset",
+    "travel",
+    "technology",
+]
 TRIGGERS = {
     "stage_completed",
     "reset",
@@ -177,6 +189,14 @@ def check() -> None:
         _expect(sum(f["level"] == level for f in FACTORIES.values()) == 9, "9 factories a level")
     for shop in SHOPS.values():
         check_effects(shop["room_I"] + shop["room_II"], f"shop {shop['id']}")
+    for count in ORDER_DATA["removed_per_level"]:
+        offered = {
+            effect["icon"]
+            for shop in shops_in_play(int(count))
+            for effect in SHOPS[shop]["room_I"] + SHOPS[shop]["room_II"]
+        }
+        for icon in SHOP_ACTIONS:
+            _expect(icon in offered, f"a room offering {icon} at {count} players")
     for space in WORKSHOP.values():
         _expect(space["level"] in LEVELS, f"level of {space['id']}")
         parent = space["parent"]
@@ -220,9 +240,6 @@ def check() -> None:
     _expect(len(TECH_DATA["row_costs"]) == TECH_DATA["display_rows"], "a cost per row")
 
 
-check()
-
-
 def shops_in_play(player_count: int) -> list[str]:
     """Setup 9: the shop tiles tagged for this player count (2+, 3+, 4+)."""
     return [shop["id"] for shop in SHOPS.values() if shop["min_players"] <= player_count]
@@ -255,3 +272,6 @@ def street(a: str, b: str) -> str:
 
 
 FACTORY_DRAW: int = _load("factories.json")["draw"]
+
+
+check()

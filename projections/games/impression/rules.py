@@ -49,8 +49,11 @@ class Impression(Ruleset):
     max_players = 4
     # 2: tradesmen placed by the players, two orders chosen by them; 3: the rules review
     # (docs/rules/impression.md): drawn factories kept, 10 type I orders, travel may revisit,
-    # pairing at any time, Reset moves only standing tradesmen
-    rules_version = "4"
+    # pairing at any time, Reset moves only standing tradesmen; 4: the travel discount not
+    # on the steps icon, an assistant's own reward, face-up tiles on a path, chains reaching
+    # a letter their actions bring; 5: a travel room at every player count (the Counting
+    # house and the Paper mill change places)
+    rules_version = "5"
     options = {}  # Impression has no options
     #: "Optional Actions" (before or after the Shop or Reset action) and the pair icon's
     #: "at any time" pairing.

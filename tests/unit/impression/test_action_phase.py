@@ -175,9 +175,10 @@ def test_reset_leaves_a_tradesman_lying_in_room_one_where_it_is() -> None:
     assert (ann["paper"], ann["ink"]) == (paper, ink) and prompt(state, 0) is None
 
 
-def two_tradesmen_in_room_one(shops: tuple[str, str]) -> dict[str, Any]:
-    """Ann's two tradesmen lie in room I of ``shops``, ready for a Reset."""
-    state = two_player_game()
+def two_tradesmen_in_room_one(shops: tuple[str, str], players: int = 2) -> dict[str, Any]:
+    """Ann's (seat 0, first) two tradesmen stand in room I of ``shops``, ready for a Reset."""
+    state = two_player_game() if players == 2 else new_game(players)
+    state["order"] = list(range(players))
     ann = state["seats"][0]
     ann["tradesmen"] = [{"shop": shop, "room": "I", "upright": True} for shop in shops]
     return state
@@ -185,7 +186,7 @@ def two_tradesmen_in_room_one(shops: tuple[str, str]) -> dict[str, Any]:
 
 def test_a_reset_moving_two_tradesmen_asks_which_acts_first() -> None:
     # B. Reset: "carry out the action of the room II entered by tradesmen that moved"
-    state = two_tradesmen_in_room_one(("S1", "S7"))  # room II: trade; 1 paper + 1 ink
+    state = two_tradesmen_in_room_one(("S6", "S7"))  # room II: trade; 1 paper + 1 ink
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
     assert [man["room"] for man in state["seats"][0]["tradesmen"]] == ["II", "II"]
     assert prompt(state, 0) == "room_two_order"
@@ -196,16 +197,16 @@ def test_a_reset_moving_two_tradesmen_asks_which_acts_first() -> None:
 
 
 def test_the_tradesman_chosen_first_takes_its_room_two_action_first() -> None:
-    state = two_tradesmen_in_room_one(("S1", "S7"))
+    state = two_tradesmen_in_room_one(("S6", "S7"))
     ann = state["seats"][0]
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
     act(state, 0, type="act_first", tradesman=1)  # Print shop: 1 paper + 1 ink at once
     assert (ann["paper"], ann["ink"]) == (2, 2)
-    assert prompt(state, 0) == "trade"  # then the Paper mill's trade
+    assert prompt(state, 0) == "trade"  # then the Warehouse's trade
 
 
 def test_the_other_tradesman_first_leaves_its_action_waiting_behind_the_first() -> None:
-    state = two_tradesmen_in_room_one(("S1", "S7"))
+    state = two_tradesmen_in_room_one(("S6", "S7"))
     ann = state["seats"][0]
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
     act(state, 0, type="act_first", tradesman=0)
@@ -215,7 +216,7 @@ def test_the_other_tradesman_first_leaves_its_action_waiting_behind_the_first() 
 
 
 def test_which_tradesman_acts_first_cannot_be_declined_or_be_another() -> None:
-    state = two_tradesmen_in_room_one(("S1", "S7"))
+    state = two_tradesmen_in_room_one(("S6", "S7"))
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
     refused(state, 0, "choice_required", type="decline")
     refused(state, 0, "tradesman_not_moved", type="act_first", tradesman=2)
@@ -223,7 +224,7 @@ def test_which_tradesman_acts_first_cannot_be_declined_or_be_another() -> None:
 
 
 def test_two_tradesmen_entering_the_same_room_two_action_are_not_asked() -> None:
-    state = two_tradesmen_in_room_one(("S1", "S6"))  # both rooms II: trade
+    state = two_tradesmen_in_room_one(("S4", "S6"), players=4)  # both rooms II: trade
     act(state, 0, type="reset", slot=0, keep=0, lay_down=0)
     assert [effect["icon"] for effect in state["pending"][0]] == ["trade", "trade"]
 

@@ -57,3 +57,12 @@ def test_every_level_has_twelve_technologies_and_nine_factories() -> None:
     for level in data.LEVELS:
         assert sum(t["level"] == level for t in data.TECHNOLOGIES.values()) == 12
         assert sum(f["level"] == level for f in data.FACTORIES.values()) == 9
+
+
+def test_shops_without_a_travel_room_at_two_players_fail_the_load_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Shop Actions list Travel for every game, so the 2+ tiles alone must offer it."""
+    monkeypatch.setitem(data.SHOPS["S1"], "room_II", [{"icon": "trade"}])
+    with pytest.raises(ValueError, match="a room offering travel at 2 players"):
+        data.check()

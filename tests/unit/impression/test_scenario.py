@@ -79,9 +79,10 @@ def test_ann_s_assistant_pays_her_when_bob_stops_next_to_it() -> None:
     # Bob's order marker now gives 2 steps; his tradesman in S10 goes to S1 via S9, S5
     bob = state["seats"][BOB]
     bob["capacity"] = 2
+    marks = bob["marks"]
     act(state, BOB, type="shop", tradesman=0, path=["S9", "S5", "S1"], room="I")
     assert state["seats"][ANN]["marks"] == before + 1
-    assert bob["capacity"] == 1 and bob["paper"] == 3  # S1 room I: 2 paper
+    assert bob["capacity"] == 1 and bob["marks"] == marks + 2  # S1 room I: 2 marks
 
 
 #: a plain policy: the first legal action of the most preferred type
@@ -134,12 +135,12 @@ def play_by_preference(state: dict[str, Any]) -> int:
 
 def test_a_seeded_three_player_game_played_by_a_plain_policy_ends_after_eight_rounds() -> None:
     state = set_up(3, seed=21)
-    assert play_by_preference(state) == 260
+    assert play_by_preference(state) == 276
     assert state["round"] == 8
     result = RULES.result(state)
     assert result is not None
-    assert [score["total"] for score in result["scores"]] == [9, -3, 6]
-    assert result["ranking"] == [[0], [2], [1]]
+    assert [score["total"] for score in result["scores"]] == [10, 11, 7]
+    assert result["ranking"] == [[1], [0], [2]]
     for score in result["scores"]:
         assert score["total"] == sum(score["breakdown"].values())
     assert [len(p["completed"]) for p in state["seats"]] == [3, 3, 3]

@@ -19,6 +19,37 @@ def test_the_shops_for_the_player_count_are_laid_out(players: int, shops: int) -
     assert all(data.SHOPS[s]["min_players"] <= players for s in state["shops"])
 
 
+#: "Shop Actions (Action Phase)", each by its icon: the rulebook lists them without a
+#: player count
+SHOP_ACTIONS = {
+    "Gaining resources": "gain",
+    "Lead letter": "use_letter",
+    "Increasing capacity": "capacity",
+    "Increasing your workforce": "workforce",
+    "Trade": "trade",
+    "Typesetting": "typeset",
+    "Travel": "travel",
+    "Technology": "technology",
+}
+
+
+@pytest.mark.parametrize("players", range(RULES.min_players, RULES.max_players + 1))
+def test_every_shop_action_the_rulebook_lists_is_in_a_room_at_every_player_count(
+    players: int,
+) -> None:
+    # A. Shop: "Wherever your tradesman stops, lay it down and immediately take the action
+    # of that room"; the Shop Actions list Travel and the others for every game
+    state = set_up(players)
+    offered = {
+        effect["icon"]
+        for shop in state["shops"]
+        for room in ("room_I", "room_II")
+        for effect in data.SHOPS[shop][room]
+    }
+    missing = [name for name, icon in SHOP_ACTIONS.items() if icon not in offered]
+    assert not missing, f"no room in play at {players} players offers {missing}"
+
+
 def test_every_tile_is_dealt_as_the_setup_says() -> None:
     state = new_game(3)
     assert len(state["trading"]["display"]) == 3  # Setup 1
