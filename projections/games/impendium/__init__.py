@@ -23,7 +23,7 @@ class Impendium(Ruleset):
     # turns ending after an attack or trade, abilities at any time, actions held to their
     # schemas; 3: a returned diplomacy card is forgotten once drawn; 4: the held-out rules
     # review (docs/rules/impendium.md): cells and placed discs named only as the board
-    # names them
+    # names them, hired mercenaries who win take the spoils for their hirer
     rules_version = "4"
     #: "at any time": faction abilities (on any player's turn) and galactic diplomacy cards.
     free_action_types = frozenset(["use_faction_ability", "play_diplomacy"])

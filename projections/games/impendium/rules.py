@@ -60,8 +60,6 @@ SYSTEM_TYPES = (
 )
 VP_SOURCES = ("federation_stars", "harbinger_majority", "harbinger_discs", "rulers", "diplomacy")
 STARTING_RESOURCES = 3
-#: "the most you could possibly take is 5" (Move, attacking).
-MAX_SPOILS = 5
 DIE_SIDES = 6
 
 
@@ -518,7 +516,7 @@ def attack(state: State, seat: int, action: Action, rng: random.Random) -> None:
         winner, loser = (seat, target) if totals[0] > totals[1] else (target, seat)
     spoils = 0
     if winner is not None and loser is not None:
-        spoils = min(abs(dice[0] - dice[1]), MAX_SPOILS, query.total_resources(state, loser))
+        spoils = min(abs(dice[0] - dice[1]), query.MAX_SPOILS, query.total_resources(state, loser))
         if spoils:
             state["pending"].append(
                 {"kind": "spoils", "seat": winner, "from": loser, "amount": spoils}
