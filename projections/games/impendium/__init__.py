@@ -19,7 +19,12 @@ class Impendium(Ruleset):
     title = "Impendium"
     min_players = 1
     max_players = 6
-    rules_version = "3"
+    # 2: the rules review (docs/rules/impendium.md): placed discs for projects, SUB tokens,
+    # turns ending after an attack or trade, abilities at any time, actions held to their
+    # schemas; 3: a returned diplomacy card is forgotten once drawn; 4: the held-out rules
+    # review (docs/rules/impendium.md): cells and placed discs named only as the board
+    # names them, hired mercenaries who win take the spoils for their hirer
+    rules_version = "4"
     #: "at any time": faction abilities (on any player's turn) and galactic diplomacy cards.
     free_action_types = frozenset(["use_faction_ability", "play_diplomacy"])
     options = {

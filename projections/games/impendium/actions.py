@@ -8,16 +8,35 @@ code the reducer gives for a bad value of the same field.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
 from projections.action_fields import StrictBoolean
+from projections.games.impendium import board
 from projections.games.impendium.data import DIPLOMACY, FACTIONS, RESOURCES, STARS
 from projections.ruleset import IllegalAction
 
-CELL = validate.Regexp(r"^-?\d+,-?\d+$", error="A map cell is written 'x,y'.")
+
+class WholeMatch(validate.Regexp):
+    """A pattern the whole string must match: Python's ``$`` also matches before a final
+    newline, so "1,0\n" would pass as "1,0". The pattern itself (``^...$``, ASCII classes
+    only) reads the same in a JSON Schema."""
+
+    def __init__(self, regex: str, error: str) -> None:
+        super().__init__(regex, error=error)
+        self.whole = re.compile(regex)
+
+    def __call__(self, value: Any) -> Any:
+        if not isinstance(value, str) or self.whole.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
+#: A cell as the board names it (board.CELL): "x,y" in [0-9], no leading zero, no "-0".
+CELL = WholeMatch(f"^{board.CELL}$", error="A map cell is written 'x,y', as the map names it.")
 SEAT = validate.Range(min=0, max=5)
 
 
@@ -41,8 +60,8 @@ def _relocate() -> fields.Field:
     """A placed disc lifted to be placed anew: ``map:x,y/slot``, ``project:card/slot`` or
     ``harbinger:x,y/slot``."""
     return fields.String(
-        validate=validate.Regexp(
-            r"^(map:-?\d+,-?\d+|project:S\d+|harbinger:-?\d+,-?\d+)/\d+$",
+        validate=WholeMatch(
+            f"^{board.DISC}$",
             error="Name a placed disc: map:x,y/slot, project:card/slot or harbinger:x,y/slot.",
         ),
     )
@@ -223,6 +242,9 @@ def _predicate(validator: Any) -> Callable[[Any], bool]:
     if isinstance(validator, validate.OneOf):
         choices = frozenset(validator.choices)
         return lambda value: value in choices
+    if isinstance(validator, WholeMatch):
+        whole = validator.whole
+        return lambda value: whole.fullmatch(value) is not None
     if isinstance(validator, validate.Regexp):
         pattern = validator.regex
         return lambda value: pattern.match(value) is not None

@@ -5,11 +5,19 @@ at "0,0". The space between two orthogonally adjacent card positions ("leaving s
 between the cards", Setup) is the cell half-way between them (one odd coordinate). An Ark
 of Salvation stands on a star, space dust or the federation card, or on a space next to
 one of them; one cardinal step goes from a card to a space or from a space to a card.
+
+A cell has one name, the one ``cell`` writes: ASCII digits, no leading zero, no "-0". A
+client's name is read with ``parse_cell`` (a placed disc's with ``parse_disc``), which
+knows no other spelling of the same numbers: two names for one space would put two Arks on
+it that the rules then treat as apart (docs/rules/impendium.md, "Held-out rules review").
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from projections.games.impendium.data import HARBINGERS, STARS
 
 FEDERATION = "0,0"
 CARD_STEPS = ((2, 0), (0, 2), (-2, 0), (0, -2))
@@ -18,23 +26,65 @@ UNIT_STEPS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 WALKABLE = ("federation", "star", "dust")
 
 
+#: The farthest a cell can lie from the federation on either axis: every star card and
+#: harbinger in one line (two cells a card), and the space beyond the last.
+REACH = 2 * (len(STARS) + len(HARBINGERS)) + 1
+#: One coordinate as ``cell`` writes it: 0, or a signed whole number without a leading
+#: zero ([0-9], never a Unicode digit), of at most as many digits as REACH has.
+COORDINATE = f"(?:0|-?[1-9][0-9]{{0,{len(str(REACH)) - 1}}})"
+#: A cell's name, for the board and for the action schemas' patterns.
+CELL = f"{COORDINATE},{COORDINATE}"
+#: A slot of a card (its index in the card's bottom row) as a placed disc's name writes it.
+SLOT = "(?:0|[1-9][0-9]?)"
+#: A placed disc: ``map:x,y/slot``, ``project:card/slot`` or ``harbinger:x,y/slot``.
+DISC = f"(?:map:{CELL}|project:[A-Za-z0-9]+|harbinger:{CELL})/{SLOT}"
+_CELL = re.compile(CELL, re.ASCII)
+_DISC = re.compile(f"(map|project|harbinger):([^/]+)/({SLOT})", re.ASCII)
+
+
 def cell(x: int, y: int) -> str:
     return f"{x},{y}"
 
 
 def coords(name: str) -> tuple[int, int]:
+    """The coordinates of a cell the board named (use ``parse_cell`` for a client's)."""
     x, y = name.split(",")
     return int(x), int(y)
 
 
 def parse_cell(value: Any) -> tuple[int, int] | None:
-    """The coordinates of a cell name a client sent, or None when it is not one."""
-    if not isinstance(value, str) or value.count(",") != 1:
+    """The coordinates of the cell a client named, or None unless ``value`` is the board's
+    own name of a cell a map can hold (within REACH of the federation)."""
+    if not isinstance(value, str) or _CELL.fullmatch(value) is None:
         return None
-    try:
-        return coords(value)
-    except ValueError:
+    x, y = coords(value)
+    if abs(x) > REACH or abs(y) > REACH:
         return None
+    return x, y
+
+
+def is_cell_name(value: Any) -> bool:
+    return parse_cell(value) is not None
+
+
+def parse_disc(value: Any) -> tuple[str, str, int] | None:
+    """(``map``, ``project`` or ``harbinger``; the cell or card; the slot) of a placed disc a
+    client named, or None unless it is named as ``disc_name`` writes it."""
+    if not isinstance(value, str):
+        return None
+    found = _DISC.fullmatch(value)
+    if found is None:
+        return None
+    where, place, slot = found.groups()
+    if where == "project" and place not in STARS:
+        return None
+    if where != "project" and not is_cell_name(place):
+        return None
+    return where, place, int(slot)
+
+
+def disc_name(where: str, place: str, slot: int) -> str:
+    return f"{where}:{place}/{slot}"
 
 
 def is_card_position(name: str) -> bool:

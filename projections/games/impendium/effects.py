@@ -58,16 +58,17 @@ def pay(state: State, seat: int, cost: dict[str, int]) -> None:
 def lift_disc(state: State, source: str) -> None:
     """Take a colony disc off the map, a project or a harbinger ("map:x,y/slot",
     "project:card/slot", "harbinger:x,y/slot")."""
-    where, rest = source.split(":", 1)
-    place, index = rest.rsplit("/", 1)
+    named = grid.parse_disc(source)
+    assert named is not None, "the reducer checked the name (rules.may_relocate)"
+    where, place, index = named
     if where == "map":
-        state["board"][place]["colonies"][int(index)] = None
+        state["board"][place]["colonies"][index] = None
     elif where == "harbinger":
-        state["board"][place]["discs"][int(index)] = None
+        state["board"][place]["discs"][index] = None
     else:
         for project in state["projects"]:
             if project["card"] == place:
-                project["discs"][int(index)] = None
+                project["discs"][index] = None
 
 
 def galaxy_of(state: State, position: str) -> dict[str, Any] | None:

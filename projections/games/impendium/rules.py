@@ -60,8 +60,6 @@ SYSTEM_TYPES = (
 )
 VP_SOURCES = ("federation_stars", "harbinger_majority", "harbinger_discs", "rulers", "diplomacy")
 STARTING_RESOURCES = 3
-#: "the most you could possibly take is 5" (Move, attacking).
-MAX_SPOILS = 5
 DIE_SIDES = 6
 
 
@@ -193,10 +191,10 @@ def _touches_colour(state: State, position: str, colour: str) -> bool:
 
 def place_start_star(state: State, seat: int, action: Action, rng: random.Random) -> None:
     _require_setup_turn(state, seat, "setup_stars")
-    position = action.get("position")
+    position = named_cell(action, "position")
     allowed = start_star_positions(state, seat)
     if position not in allowed:
-        if isinstance(position, str) and position in state["board"]:
+        if position is not None and position in state["board"]:
             raise IllegalAction("position_taken", "That place on the map already holds a card.")
         raise IllegalAction(
             "bad_star_position",
@@ -230,8 +228,8 @@ def setup_colony_slots(state: State) -> list[tuple[str, int]]:
 
 def place_setup_colony(state: State, seat: int, action: Action, rng: random.Random) -> None:
     _require_setup_turn(state, seat, "setup_colonies")
-    position, slot = action.get("position"), action.get("slot")
-    entry = query.entry_at(state, position if isinstance(position, str) else None)
+    slot = action.get("slot")
+    entry = query.entry_at(state, named_cell(action, "position"))
     if entry is None or entry["kind"] != "star":
         raise IllegalAction("not_a_map_star", "Place setup colonies on a star card on the map.")
     slots = STARS[entry["card"]]["slots"]
@@ -254,9 +252,7 @@ def place_setup_colony(state: State, seat: int, action: Action, rng: random.Rand
 
 def place_ark(state: State, seat: int, action: Action, rng: random.Random) -> None:
     _require_setup_turn(state, seat, "setup_arks")
-    position = action.get("position")
-    if not isinstance(position, str) or grid.parse_cell(position) is None:
-        position = None
+    position = named_cell(action, "position")
     if position is None or not grid.walkable(state["board"], position):
         raise IllegalAction(
             "bad_ark_position",
@@ -269,6 +265,13 @@ def place_ark(state: State, seat: int, action: Action, rng: random.Random) -> No
         state["start_player"] = 0
         state["round"] = 1
         state["phase"] = "generate"
+
+
+def named_cell(action: Action, field: str) -> str | None:
+    """The cell an action's ``field`` names, if it names it as the board does (one name a
+    cell: ``board.parse_cell``), else None."""
+    value = action.get(field)
+    return value if grid.is_cell_name(value) else None
 
 
 def _require_setup_turn(state: State, seat: int, phase: str) -> None:
@@ -458,12 +461,12 @@ def move_targets(state: State, seat: int) -> list[tuple[str, int]]:
 def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
     turn = require_turn(state, seat)
     _require_unused(turn, "move")
-    target = action.get("to")
+    target = named_cell(action, "to")
     origin = query.ark_cell(state, seat)
     # The same test as move_targets, for the one cell named.
     if (
         origin is None
-        or not isinstance(target, str)
+        or target is None
         or target not in grid.step_cells(origin)
         or not grid.walkable(state["board"], target)
     ):
@@ -513,7 +516,7 @@ def attack(state: State, seat: int, action: Action, rng: random.Random) -> None:
         winner, loser = (seat, target) if totals[0] > totals[1] else (target, seat)
     spoils = 0
     if winner is not None and loser is not None:
-        spoils = min(abs(dice[0] - dice[1]), MAX_SPOILS, query.total_resources(state, loser))
+        spoils = min(abs(dice[0] - dice[1]), query.MAX_SPOILS, query.total_resources(state, loser))
         if spoils:
             state["pending"].append(
                 {"kind": "spoils", "seat": winner, "from": loser, "amount": spoils}
@@ -664,32 +667,29 @@ def relocation_sources(state: State, seat: int, onto: str | None = None) -> list
     for pos, entry in sorted(query.star_entries(state), key=lambda item: grid.coords(item[0])):
         for index, disc in enumerate(entry["colonies"]):
             if disc == seat:
-                found.append(f"map:{pos}/{index}")
+                found.append(grid.disc_name("map", pos, index))
     if onto is None and query.map_colonies(state, seat) >= query.colony_cap(state, seat):
         return found
     for project in state["projects"]:
         if f"project:{project['card']}" != onto:
             for index, disc in enumerate(project["discs"]):
                 if disc == seat:
-                    found.append(f"project:{project['card']}/{index}")
+                    found.append(grid.disc_name("project", project["card"], index))
     for pos, entry in sorted(state["board"].items(), key=lambda item: grid.coords(item[0])):
         if entry["kind"] == "harbinger" and f"harbinger:{pos}" != onto:
             for index, disc in enumerate(entry["discs"]):
                 if disc == seat:
-                    found.append(f"harbinger:{pos}/{index}")
+                    found.append(grid.disc_name("harbinger", pos, index))
     return found
 
 
 def may_relocate(state: State, seat: int, source: Any, onto: str | None) -> bool:
     """Whether ``source`` is one of ``relocation_sources(state, seat, onto)``, checked
     without listing them all (the reducer's test; the list is for ``legal_actions``)."""
-    if not isinstance(source, str) or ":" not in source or "/" not in source:
+    named = grid.parse_disc(source)
+    if named is None:
         return False
-    where, rest = source.split(":", 1)
-    place, index_text = rest.rsplit("/", 1)
-    if not index_text.isdecimal() or len(index_text) > 3:
-        return False  # no card has a thousand slots
-    index = int(index_text)
+    where, place, index = named
     if where == "map":
         entry = state["board"].get(place)
         discs = entry["colonies"] if entry is not None and entry["kind"] == "star" else []
@@ -701,11 +701,9 @@ def may_relocate(state: State, seat: int, source: Any, onto: str | None) -> bool
         if where == "project":
             project = next((p for p in state["projects"] if p["card"] == place), None)
             discs = project["discs"] if project is not None else []
-        elif where == "harbinger":
+        else:
             entry = state["board"].get(place)
             discs = entry["discs"] if entry is not None and entry["kind"] == "harbinger" else []
-        else:
-            return False
     return index < len(discs) and discs[index] == seat
 
 
@@ -793,8 +791,8 @@ def _require_free_disc(state: State, seat: int) -> None:
 
 def place_star(state: State, seat: int, action: Action, rng: random.Random) -> None:
     pending = _require_pending(state, seat, "place_star")
-    position = action.get("position")
-    if position not in effects.star_positions(state):
+    position = named_cell(action, "position")
+    if position is None or position not in effects.star_positions(state):
         raise IllegalAction(
             "bad_star_position",
             "Place the star next to another star card, never next to a harbinger of the void.",
@@ -805,7 +803,8 @@ def place_star(state: State, seat: int, action: Action, rng: random.Random) -> N
 
 def place_harbinger(state: State, seat: int, action: Action, rng: random.Random) -> None:
     pending = _require_pending(state, seat, "place_harbinger")
-    if action.get("position") not in effects.harbinger_positions(state, pending["near"]):
+    position = named_cell(action, "position")
+    if position is None or position not in effects.harbinger_positions(state, pending["near"]):
         raise IllegalAction(
             "bad_harbinger_position",
             "Place the harbinger next to the star just placed, or if that cannot be, next to a "
@@ -813,7 +812,7 @@ def place_harbinger(state: State, seat: int, action: Action, rng: random.Random)
         )
     state["pending"].pop(0)
     card = pending["card"]
-    state["board"][action["position"]] = {
+    state["board"][position] = {
         "kind": "harbinger",
         "card": card,
         "discs": [None] * len(HARBINGERS[card]["slots"]),
@@ -823,9 +822,9 @@ def place_harbinger(state: State, seat: int, action: Action, rng: random.Random)
 def battle_harbinger(state: State, seat: int, action: Action, rng: random.Random) -> None:
     turn = require_turn(state, seat)
     _require_unused(turn, "federation_project")
-    position = action.get("position")
-    entry = query.entry_at(state, position if isinstance(position, str) else None)
-    if entry is None or entry["kind"] != "harbinger":
+    position = named_cell(action, "position")
+    entry = query.entry_at(state, position)
+    if entry is None or entry["kind"] != "harbinger" or position is None:
         raise IllegalAction("no_such_harbinger", "No harbinger of the void is at that place.")
     ark = query.ark_cell(state, seat)
     if ark is None or ark not in state["board"] or position not in grid.adjacent_positions(ark):
@@ -1125,12 +1124,8 @@ def draws_hidden(state: State, action: Action) -> bool:
         if pending is None or pending["kind"] != "place_star":
             return False
         colour = STARS[pending["card"]]["colour"]
-        position = action.get("position")
-        return (
-            isinstance(position, str)
-            and grid.parse_cell(position) is not None
-            and (_touches_colour(state, position, colour))
-        )
+        position = named_cell(action, "position")
+        return position is not None and _touches_colour(state, position, colour)
     if kind == "build_colony":
         # Control of a galaxy nobody ruled draws a ruler card.
         seat = action.get("seat")

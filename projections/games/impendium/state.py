@@ -19,6 +19,8 @@ COLONIES_PER_FACTION = 3
 MAX_FACTIONS = 3
 #: "pay 14 of that resource minus the number of colonies ..." (Recruit a Faction).
 RECRUIT_BASE_COST = 14
+#: "the most you could possibly take is 5" (Move, attacking).
+MAX_SPOILS = 5
 END_VP = 25
 SEMI_COOPERATIVE_WIN_VP = 20
 COOPERATIVE_GALAXIES = 8

@@ -182,25 +182,28 @@ def raiders_battle(state: State, rng: random.Random) -> None:
 
 
 def mercenary_battle(state: State, rng: random.Random) -> None:
-    """Dice only; when the mercenaries win, the target loses the difference of the dice and
-    nobody gains it (docs/rules/impendium.md: the cut-off sentence)."""
+    """Dice only ("no resource amount added"). Mercenaries who win take the difference of
+    the dice from the target for their hirer, who chooses which (``take_spoils``, as after an
+    attack); a target who wins gains nothing (docs/rules/impendium.md, "Held-out rules
+    review": the cut-off sentence)."""
     pending = state["pending"].pop(0)
-    target = pending["target"]
+    hirer, target = pending["seat"], pending["target"]
     dice = [_roll(rng), _roll(rng)]
-    lost = max(0, dice[0] - dice[1])
-    pool = state["seats"][target]["resources"]
-    for _ in range(lost):
-        # The largest stock first, ties in the rulebook's resource order: no choice to wait for.
-        richest = max(RESOURCES, key=lambda r: (pool[r], -RESOURCES.index(r)))
-        if pool[richest] == 0:
-            break
-        pool[richest] -= 1
+    spoils = 0
+    if dice[0] > dice[1]:
+        spoils = min(dice[0] - dice[1], query.MAX_SPOILS, query.total_resources(state, target))
+    if spoils:
+        # "an immediate attack": its spoils are taken before anything else is settled.
+        state["pending"].insert(
+            0, {"kind": "spoils", "seat": hirer, "from": target, "amount": spoils}
+        )
     state["turmoil"]["last_battle"] = {
         "kind": "mercenaries",
-        "seat": pending["seat"],
+        "seat": hirer,
         "target": target,
         "dice": dice,
         "winner": "mercenaries" if dice[0] > dice[1] else "target" if dice[1] > dice[0] else None,
+        "spoils": spoils,
     }
 
 

@@ -271,15 +271,67 @@ def test_hiring_the_mercenaries_costs_three_and_their_dice_only_attack_comes_nex
     assert state["seats"][0]["resources"]["artifacts"] == 2
     assert IMPENDIUM.system_action(state) == {"type": "mercenary_battle"}
     assert auto(state, Dice(6, 2)) == "mercenary_battle"
-    # The target loses the difference of the dice, largest stock first; nobody gains it.
+    assert state["turmoil"]["last_battle"]["winner"] == "mercenaries"
+    assert state["turmoil"]["last_battle"]["spoils"] == 4
+
+
+def test_mercenaries_who_win_take_the_difference_of_the_dice_for_their_hirer() -> None:
+    """ "Mercenaries = if on a star with the player, this player can pay 3 artifacts or
+    hydrogen to hire them for an immediate attack on another player (mercenary battles are
+    executed ONLY with the dice, no resource amount added)"; in an attack "The winner then
+    takes resources from the losing player equal to THE DIFFERENCE OF THE DICE ROLL" (Move).
+    The hired attack is the hirer's: the hirer takes the spoils, and chooses them."""
+    state = turmoil_table(raiders="0,-2", neutron_storm="0,-2", merchants="0,-2", mercenaries="0,0")
+    state["arks"][1] = "4,0"  # "an immediate attack on another player", wherever they are
+    state["seats"][1]["resources"] = {"life_forms": 1, "water": 3, "artifacts": 2, "hydrogen": 3}
+    act(state, 0, "hire_mercenaries", pay="artifacts", target=1)
+    auto(state, Dice(6, 2))
+    assert state["pending"] == [{"kind": "spoils", "seat": 0, "from": 1, "amount": 4}]
+    spoils = {"type": "take_spoils", "resources": {"water": 3, "artifacts": 1}}
+    assert spoils in IMPENDIUM.legal_actions(state, 0)
+    act(state, 0, "take_spoils", resources={"water": 3, "artifacts": 1})
+    assert state["seats"][0]["resources"] == {
+        "life_forms": 5,
+        "water": 8,
+        "artifacts": 3,
+        "hydrogen": 5,
+    }
     assert state["seats"][1]["resources"] == {
         "life_forms": 1,
-        "water": 1,
+        "water": 0,
         "artifacts": 1,
+        "hydrogen": 3,
+    }
+    assert state["pending"] == []
+
+
+def test_mercenaries_take_for_their_hirer_no_more_than_the_target_holds() -> None:
+    """ "the most you could possibly take is 5" (Move), and never more than the loser has."""
+    state = turmoil_table(raiders="0,-2", neutron_storm="0,-2", merchants="0,-2", mercenaries="0,0")
+    state["seats"][1]["resources"] = {"life_forms": 0, "water": 1, "artifacts": 0, "hydrogen": 1}
+    act(state, 0, "hire_mercenaries", pay="hydrogen", target=1)
+    auto(state, Dice(6, 1))
+    assert state["pending"] == [{"kind": "spoils", "seat": 0, "from": 1, "amount": 2}]
+    assert state["turmoil"]["last_battle"]["spoils"] == 2
+
+
+def test_a_target_who_beats_the_mercenaries_gains_nothing() -> None:
+    """ "No resources will be gained if the" (cut off): the one outcome the attack's rule
+    cannot settle is the mercenaries losing - "The winner then takes resources from the
+    losing player", and the mercenaries hold none - so the target who wins gains nothing
+    and the hirer loses only the fee (docs/rules/impendium.md, "Held-out rules review")."""
+    state = turmoil_table(raiders="0,-2", neutron_storm="0,-2", merchants="0,-2", mercenaries="0,0")
+    act(state, 0, "hire_mercenaries", pay="hydrogen", target=1)
+    auto(state, Dice(2, 6))
+    assert state["pending"] == []
+    assert state["seats"][1]["resources"] == {r: 5 for r in state["seats"][1]["resources"]}
+    assert state["seats"][0]["resources"] == {
+        "life_forms": 5,
+        "water": 5,
+        "artifacts": 5,
         "hydrogen": 2,
     }
-    assert state["seats"][0]["resources"]["water"] == 5
-    assert state["turmoil"]["last_battle"]["winner"] == "mercenaries"
+    assert state["turmoil"]["last_battle"]["winner"] == "target"
 
 
 def test_mercenaries_who_roll_no_higher_than_the_target_do_nothing() -> None:
@@ -369,7 +421,8 @@ def test_every_turmoil_step_that_rolls_dice_reveals_hidden_information() -> None
 
 def test_a_seeded_turmoil_round_brings_the_markers_in_and_plays_on() -> None:
     """Scenario: eight star cards, the markers roll in, a storm strikes, the player trades
-    with the merchants, hires the mercenaries and ends the turn; the next player moves."""
+    with the merchants, hires the mercenaries, takes the spoils they win and ends the turn;
+    the next player moves."""
     state = before_turns(turmoil_table(players=3))
     state["arks"] = ["0,-2", "2,0", "1,0"]
     # Raiders row 1 col 4 (4,0); storm row 2 col 3 (2,0, where Ben's Ark is); merchants and
@@ -379,7 +432,9 @@ def test_a_seeded_turmoil_round_brings_the_markers_in_and_plays_on() -> None:
     act(state, 0, "trade_with_merchants", give={"water": 2}, get={"artifacts": 1})
     act(state, 0, "hire_mercenaries", pay="artifacts", target=2)
     auto(state, Dice(5, 1))
+    act(state, 0, "take_spoils", resources={"life_forms": 4})
     assert sum(state["seats"][2]["resources"].values()) == 16
+    assert state["seats"][0]["resources"]["life_forms"] == 9
     act(state, 0, "pass", rng=random.Random(3))
     assert state["turn"]["seat"] == 1
     assert state["turn"]["hired"] is False
