@@ -15,7 +15,6 @@ must refuse each with IllegalAction and leave the state deep-equal to before.
 
 from __future__ import annotations
 
-import pickle
 import random
 import re
 from collections.abc import Iterator
@@ -117,14 +116,11 @@ def refusals(ruleset: Ruleset, counts: list[int], options: dict[str, Any] | None
 
 
 def _refused(ruleset: Ruleset, position: Position, action: Action, what: str) -> None:
-    trial = pickle.loads(position.blob)
-    before = pickle.loads(position.blob)
+    trial = position.before.state()
     try:
         ruleset.apply(trial, action, random.Random(0))
     except IllegalAction:
-        assert trial == before and canonical(trial) == position.text, (
-            f"a refused respelling changed the state: {action!r}\nat {position.label}"
-        )
+        position.before.check(trial, f"a refused respelling {action!r} at {position.label}")
         return
     raise AssertionError(
         f"{ruleset.id} accepted a name that is not its own ({what}): {action!r}\n"
