@@ -74,10 +74,25 @@ def _every_card_tile_and_token_once(state: State) -> None:
     assert tokens == BOARD["upgrade_tokens"], "upgrade tokens"
 
 
+def _no_construction_on_a_completed_tile(state: State) -> None:
+    """ "When a player advances to the highest level of a Construction Progress track, that
+    project will be completed": until its completer takes it, it is completed once and
+    nobody is offered to build on it."""
+    claims = [d["tile"] for d in state["pending"] if d["kind"] == "claim"]
+    if not claims:
+        return
+    assert len(claims) == len(set(claims)), "a tile completed twice"
+    building = ("start_construction", "continue_construction")
+    for seat in range(len(state["players"])):
+        for action in RESTORATION.legal_actions(state, seat):
+            assert action["type"] not in building or action["tile"] not in claims, action
+
+
 def restoration_invariants(state: State) -> None:
     _no_negative_counts(state)
     _every_worker_somewhere_once(state)
     _every_card_tile_and_token_once(state)
+    _no_construction_on_a_completed_tile(state)
 
 
 #: Games per test: ``make soak`` runs thousands per player count, and one test holding them

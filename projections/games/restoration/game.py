@@ -16,9 +16,10 @@ class Restoration(Ruleset):
     title = "Restoration"
     min_players = 2
     max_players = 4
-    rules_version = (
-        "2"  # 2: rules review, docs/rules/restoration.md: intersections, transfer, order of C and D
-    )
+    #: 2: rules review, docs/rules/restoration.md: intersections, transfer, order of C and D.
+    #: 3: second rules review, docs/rules/restoration.md: a completed project is built on no
+    #: more while its completion is resolved.
+    rules_version = "3"
     options = {"arrangement": "first_game"}
     #: "Throughout your turn, you may use Manager cards at any time".
     free_action_types = frozenset(["play_manager"])

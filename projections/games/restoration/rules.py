@@ -190,7 +190,7 @@ def _can_build(state: State, decision: State) -> bool:
     construction = state["construction"]
     progress = construction["progress"]
     may_start = seat_of(state, seat)["board_workers"] >= 1
-    for tile in construction["display"]:
+    for tile in tiles_under_construction(state):
         spaces = data.TILES[tile]["spaces"]
         if may_start and _colour_allowed(decision, spaces[0]["colour"]):
             return True
@@ -208,7 +208,7 @@ def _answers(state: State, decision: State) -> Iterator[Action]:
     kind = decision["kind"]
     if kind in CONSTRUCT_EFFECTS:
         progress = state["construction"]["progress"]
-        for tile in state["construction"]["display"]:
+        for tile in tiles_under_construction(state):
             yield {"type": "start_construction", "tile": tile}
             for space in sorted({m["space"] for m in progress[tile] if m["seat"] == seat}):
                 yield {"type": "continue_construction", "tile": tile, "space": space}
@@ -551,10 +551,30 @@ def do_play_manager(state: State, seat: int, action: Action, rng: random.Random)
 # -- Construction action, Breakthrough, completion -------------------------------------
 
 
-def _tile_in_display(state: State, action: Action) -> str:
+def completed_tiles(state: State) -> set[str]:
+    """The displayed tiles already completed, waiting for their completer to take them
+    (completion step C, the ``claim`` decision): "When a player advances to the highest
+    level of a Construction Progress track, that project will be completed". A completed
+    project stays in the display while the other players make their choices (B), and Manager
+    cards may be played meanwhile, but it is built on no more."""
+    return {decision["tile"] for decision in state["pending"] if decision["kind"] == "claim"}
+
+
+def tiles_under_construction(state: State) -> list[str]:
+    """The displayed tiles a construction may start or continue on: all but completed ones."""
+    completed = completed_tiles(state)
+    return [tile for tile in state["construction"]["display"] if tile not in completed]
+
+
+def _tile_to_build(state: State, action: Action) -> str:
     tile = text_field(action, "tile")
     if tile not in state["construction"]["display"]:
         raise IllegalAction("tile_not_in_display", f"{tile} is not an open Construction tile.")
+    if tile in completed_tiles(state):
+        raise IllegalAction(
+            "construction_completed",
+            f"{tile} is completed and waits for its completer to take it; build on another.",
+        )
     return tile
 
 
@@ -575,7 +595,7 @@ def _colour_mismatch(decision: State, colour: str) -> IllegalAction:
 
 def check_start_construction(state: State, seat: int, action: Action) -> None:
     decision = front_decision(state, seat, "start_construction")
-    tile = _tile_in_display(state, action)
+    tile = _tile_to_build(state, action)
     if seat_of(state, seat)["board_workers"] < 1:
         raise IllegalAction(
             "no_worker_on_board",
@@ -596,7 +616,7 @@ def do_start_construction(state: State, seat: int, action: Action, rng: random.R
 
 def check_continue_construction(state: State, seat: int, action: Action) -> None:
     decision = front_decision(state, seat, "continue_construction")
-    tile = _tile_in_display(state, action)
+    tile = _tile_to_build(state, action)
     space = int_field(action, "space")
     markers = state["construction"]["progress"][tile]
     if not any(m["seat"] == seat and m["space"] == space for m in markers):
@@ -642,10 +662,15 @@ def complete_construction(state: State, seat: int, tile: str) -> None:
 
 
 def check_completion_choice(state: State, seat: int, action: Action) -> None:
-    front_decision(state, seat, "completion_choice")
+    decision = front_decision(state, seat, "completion_choice")
     choice = text_field(action, "choice")
     if choice not in ("rest", "take_back"):
         raise IllegalAction("invalid_action", "Choose 'rest' or 'take_back'.")
+    if not worker_on_completed_tile(state, decision):
+        raise IllegalAction(
+            "no_worker_on_tile",
+            f"You have no worker left on space {decision['space']} of {decision['tile']}.",
+        )
     if choice == "take_back" and seat_of(state, seat)["reputation"] < 1:
         raise IllegalAction(
             "insufficient_reputation",
@@ -654,14 +679,25 @@ def check_completion_choice(state: State, seat: int, action: Action) -> None:
 
 
 def do_completion_choice(state: State, seat: int, action: Action, rng: random.Random) -> None:
-    decision = state["pending"].pop(0)
-    resolve_completion(state, decision, action["choice"])
+    resolve_completion(state, action["choice"])
 
 
-def resolve_completion(state: State, decision: State, choice: str) -> None:
+def worker_on_completed_tile(state: State, decision: State) -> bool:
+    """Whether the worker a completion choice (step B) is about still stands on its tile."""
+    markers = state["construction"]["progress"].get(decision["tile"], [])
+    return {"seat": decision["seat"], "space": decision["space"]} in markers
+
+
+def resolve_completion(state: State, choice: str) -> None:
+    """Step B for the front decision, whose worker is on its tile (checked before, by
+    ``worker_on_completed_tile``): it rests (B1) or goes back to its board for 1 reputation
+    (B2). Everything is looked up before anything changes."""
+    decision = state["pending"][0]
     seat = decision["seat"]
     markers = state["construction"]["progress"][decision["tile"]]
-    markers.remove({"seat": seat, "space": decision["space"]})
+    worker = markers.index({"seat": seat, "space": decision["space"]})
+    state["pending"].pop(0)
+    del markers[worker]
     player = seat_of(state, seat)
     if choice == "take_back":  # B2
         player["reputation"] -= 1
@@ -1160,11 +1196,12 @@ def settle(state: State) -> None:
             if decision["kind"] == "claim":
                 pending.pop(0)
                 claim_tile(state, decision)
-            elif decision["kind"] == "completion" and (
-                seat_of(state, decision["seat"])["reputation"] < 1
+            elif (
+                decision["kind"] == "completion"
+                and seat_of(state, decision["seat"])["reputation"] < 1
+                and worker_on_completed_tile(state, decision)
             ):
-                pending.pop(0)
-                resolve_completion(state, decision, "rest")
+                resolve_completion(state, "rest")
             elif not has_option(state, decision):
                 pending.pop(0)  # nothing can be done: the effect is lost
             else:

@@ -3,7 +3,12 @@ words."""
 
 from __future__ import annotations
 
+import copy
+
+import pytest
+
 from projections.games.restoration.game import RESTORATION
+from projections.ruleset import IllegalAction
 from tests.unit.restoration.table import (
     act,
     decision,
@@ -194,3 +199,123 @@ def test_the_completer_takes_the_tile_and_upgrade_token_before_a_new_tile_is_rev
     act(state, ORANGE, "place_upgrade", target="ap_track")
     assert run_system(state) == ["reveal_construction_tile"]
     assert len(state["construction"]["display"]) == 5
+
+
+# -- a completed project is built on no more ---------------------------------------------
+
+
+def builds_on(state: dict, tile: str) -> list[dict]:
+    """Every action any seat is offered now that starts or continues a construction on
+    ``tile``."""
+    kinds = ("start_construction", "continue_construction")
+    return [
+        action
+        for seat in range(len(state["players"]))
+        for action in RESTORATION.legal_actions(state, seat)
+        if action["type"] in kinds and action["tile"] == tile
+    ]
+
+
+def test_a_project_being_completed_is_not_built_on_again_and_the_game_goes_on() -> None:
+    """ "When a player advances to the highest level of a Construction Progress track, that
+    project will be completed. The Construction board is then resolved in the following
+    order: ... B. In turn order from top to bottom, each other player chooses either: B1.
+    Move their Worker to the Rest area, or B2. Reduce their reputation level by 1 and return
+    their Worker to their board. C. The player who completed the project takes the
+    Construction tile\". The completed tile waits in the display for step C while Grey
+    chooses, and Orange may play Manager cards meanwhile ("There is no restriction on when
+    these cards may be used as long as it is on your turn"); two Master Masons in a Kiln
+    Festival round would otherwise rebuild T07 to its top and complete it a second time,
+    asking Grey twice about one worker."""
+    state = table(3, event="kiln_festival")  # 1 movement turn, 2 Manager cards per turn
+    state["seats"][ORANGE]["hand"] = ["master_mason", "master_mason"]  # Breakthrough
+    state["seats"][ORANGE]["technology"] = 2  # level 3's Breakthrough is one step away
+    show_tiles(state, "T07")  # red (development), white, red
+    for seat, space in ((ORANGE, 1), (GREY, 0)):
+        state["seats"][seat]["board_workers"] -= 1
+        state["construction"]["progress"]["T07"].append({"seat": seat, "space": space})
+    state["workshops"]["A"]["token"] = 1  # the next step lands on A's red space
+    act(state, ORANGE, "place_worker", position="A1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "continue_construction", tile="T07", space=1)
+    assert decision(state) == {"kind": "completion", "seat": GREY, "tile": "T07", "space": 0}
+    assert "T07" in state["construction"]["display"]  # until step C
+    for _ in range(2):
+        act(state, ORANGE, "play_manager", manager="master_mason", effect="A")
+        assert decision(state)["kind"] == "breakthrough"
+        assert builds_on(state, "T07") == []
+        assert refused(state, ORANGE, "start_construction", tile="T07") == (
+            "construction_completed"
+        )
+        act(state, ORANGE, "skip_action")
+    assert [d["kind"] for d in state["pending"]] == ["completion", "claim"]
+    for choice in RESTORATION.legal_actions(state, GREY):  # each of Grey's answers works
+        act(copy.deepcopy(state), GREY, choice["type"], **{"choice": choice["choice"]})
+    act(state, GREY, "completion_choice", choice="rest")
+    assert state["seats"][ORANGE]["tiles"] == ["T07"]
+    act(state, ORANGE, "place_upgrade", target="ap_track")
+    assert run_system(state) == ["reveal_construction_tile"]
+    assert "T07" not in state["construction"]["display"]
+    act(state, ORANGE, "end_turn")
+    assert RESTORATION.status(state)["to_act"] == [GREY]
+
+
+def test_starting_a_project_gains_its_first_spaces_effect_once() -> None:
+    """ "Starting a Construction: ... The player places one of their Workers on that space,
+    marking the start of construction on that Construction tile, and immediately gains the
+    effect shown on that space, if any.\" and "When a player advances to the highest level
+    of a Construction Progress track, that project will be completed\": once T01 is
+    completed nobody starts it again while Grey chooses, so its space 0 (take a Manager
+    card) is gained once."""
+    state = table(3, event="masters_visit")  # 2 movement turns, 2 Manager cards per turn
+    state["seats"][ORANGE]["hand"] = ["master_mason", "master_mason"]
+    show_tiles(state, "T01")  # blue (take a Manager card), green, blue
+    state["seats"][GREY]["board_workers"] -= 1
+    state["construction"]["progress"]["T01"].append({"seat": GREY, "space": 0})
+    gained = 0
+
+    def take_the_manager_card() -> None:
+        nonlocal gained
+        assert decision(state)["kind"] == "manager"
+        act(state, ORANGE, "take_manager", source="deck")
+        gained += 1
+
+    act(state, ORANGE, "play_manager", manager="master_mason", effect="A")
+    act(state, ORANGE, "start_construction", tile="T01")
+    take_the_manager_card()
+    state["workshops"]["A"]["token"] = 3  # the next steps land on A's green space ...
+    state["workshops"]["E"]["token"] = 7  # ... and on E's blue space
+    act(state, ORANGE, "place_worker", position="AE1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "continue_construction", tile="T01", space=0)
+    act(state, ORANGE, "move", workshop="E")
+    act(state, ORANGE, "continue_construction", tile="T01", space=1)
+    assert decision(state)["kind"] == "completion" and decision(state)["seat"] == GREY
+    act(state, ORANGE, "play_manager", manager="master_mason", effect="A")
+    assert builds_on(state, "T01") == []
+    assert refused(state, ORANGE, "start_construction", tile="T01") == "construction_completed"
+    act(state, ORANGE, "skip_action")
+    act(state, GREY, "completion_choice", choice="rest")
+    assert state["seats"][ORANGE]["tiles"] == ["T01"]
+    assert gained == 1
+
+
+def test_a_completion_choice_without_its_worker_is_refused_leaving_the_state_unchanged() -> None:
+    """ "B. In turn order from top to bottom, each other player chooses either: B1. Move their
+    Worker to the Rest area, or B2. Reduce their reputation level by 1 and return their
+    Worker to their board.\" A choice about a worker no longer on the Construction board
+    (here the tile already claimed, as a second completion of one tile used to leave it)
+    is refused before anything changes: apply validates, then mutates."""
+    state = completing_turn(others_on_tile=True)
+    act(state, GREY, "completion_choice", choice="rest")
+    act(state, ORANGE, "place_upgrade", target="ap_track")
+    run_system(state)
+    assert "T08" not in state["construction"]["progress"]
+    state["pending"].insert(0, {"kind": "completion", "seat": GREY, "tile": "T08", "space": 0})
+    for choice in ("rest", "take_back"):
+        before = copy.deepcopy(state)
+        with pytest.raises(IllegalAction) as caught:
+            act(state, GREY, "completion_choice", choice=choice)
+        assert caught.value.code == "no_worker_on_tile"
+        assert state == before
+    assert RESTORATION.legal_actions(state, GREY) == []
