@@ -21,17 +21,17 @@ from projections.simulate import play_random
 GOLDEN = {
     2: (
         160,
-        "99dbcd51420b11546d514fbde83d9e0c893e1a6f6debdfb03642c344ad131512",
+        "75de04299caf36444a0fd04036e1e387388c9393099840a1c0f824ec7e172b43",
         "d2abfb19d4b2229324e213374e190dce4dfacb31c98b6adc4a276ec5449c0e70",
     ),
     3: (
         231,
-        "9a9ee144b19bd502026bf0bf4b0f0f6e00b1a7596318cf6ce5a2f33d468e660a",
+        "2e795e7c0217b94b40e35ed7164f736004ec9e2fd84ad52eb1e1efc62ea10ea9",
         "799690cedeeee51ffafb40522b63dffea3a20684b74f7cdf410949450e2f3930",
     ),
     4: (
         306,
-        "63a9a0a583a69367f22aabce6eb1464805f367a6b3e60dc2d9cb386d0efaf81f",
+        "8d99d3ea1c5329e8cb513e0bf24c960ab6d486ad0982835fb103a2a0a7e0aea8",
         "c78d6f6bff75145630c0e6f8ba24a5e6e942544c165a9d91cc98939fd7ec6c4b",
     ),
 }
