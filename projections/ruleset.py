@@ -190,3 +190,25 @@ def _component_tables(package: str) -> dict[str, Any]:
         for entry in sorted(folder.iterdir(), key=lambda entry: entry.name)
         if entry.name.endswith(".json")
     }
+
+
+def ruleset_reference(ruleset: Ruleset) -> tuple[str, str]:
+    """What names a ruleset to another process: its id and the module that registers it (a
+    test's own ruleset is found there too)."""
+    return ruleset.id, type(ruleset).__module__
+
+
+def from_reference(reference: tuple[str, str]) -> Ruleset:
+    """The ruleset ``ruleset_reference`` named, in this process."""
+    ruleset_id, module = reference
+    load_games()
+    if ruleset_id not in _REGISTRY:
+        importlib.import_module(module)
+    found = _REGISTRY.get(ruleset_id)
+    if found is None:
+        # A ruleset made but never registered (a test's): the module's instance, if one.
+        for value in vars(sys.modules[module]).values():
+            if isinstance(value, Ruleset) and value.id == ruleset_id:
+                return value
+        raise KeyError(ruleset_id)
+    return found

@@ -14,11 +14,18 @@ generator derives from the game's secret seed, the bot's seat and the position, 
 agent is given only the seat's information set (``resample_hidden`` for that seat, on top of
 what each agent redraws itself), so a bot never uses what its seat cannot see. The action is
 appended as the seat's action, its actor naming the bot: ``{"seat": 2, "bot": "mcts"}``.
+
+The search runs where it holds up nothing else (``Jobs.compute`` on the ``bots`` queue: a child
+process of the embedded default, a bots worker on Redis), for at most
+``MEEPLE_BOT_MAX_SECONDS``: a search that reaches them plays the best it found so far, and one
+that has not answered ``COMPUTE_GRACE`` seconds later is killed and the seat plays a random
+legal action (drawn, as everything here, from the game's seed).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -26,9 +33,10 @@ from events.store import ConcurrencyConflict
 from projections.agents import Budget, make_agent
 from projections.fold import Game, copy_state, decide_action
 from projections.rng import derive_rng
-from projections.ruleset import IllegalAction
+from projections.ruleset import IllegalAction, Ruleset, from_reference, ruleset_reference
 from service.application import commands
 from service.application.bot_seats import DEFAULT_PLAYOUTS, due_bot_seat
+from service.application.services import ComputeClosed, ComputeFailed
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +46,61 @@ def bot_turn_key(game_id: str, version: int) -> str:
     return f"bot_turn-{game_id}-{version}"
 
 
-def choose(game: Game, seat: int) -> dict[str, Any]:
-    """The bot's action for ``seat``: deterministic, from the seat's information set alone."""
-    bot = game.bot_of(seat) or {}
-    rng = derive_rng(f"{game.seed_for(game.version + 1)}:bot:{seat}", game.position + 1)
-    ruleset = game.ruleset
+#: The function a bot's search runs in (by name: it runs in another process).
+CHOOSE = "service.application.bots:choose_action"
+#: Seconds beyond MEEPLE_BOT_MAX_SECONDS after which a search that has not answered is killed.
+COMPUTE_GRACE = 10.0
+
+
+def choice_arguments(game: Game, seat: int, seconds: float | None = None) -> tuple[Any, ...]:
+    """What ``choose_action`` needs to choose for ``seat``, as plain values another process
+    can take: the ruleset's name, the state, the bot, the generator's key and position."""
+    return (
+        ruleset_reference(game.ruleset),
+        game.state,
+        seat,
+        dict(game.bot_of(seat) or {}),
+        f"{game.seed_for(game.version + 1)}:bot:{seat}",
+        game.position + 1,
+        seconds,
+    )
+
+
+def choose_action(
+    reference: tuple[str, str],
+    state: dict[str, Any],
+    seat: int,
+    bot: dict[str, Any],
+    key: str,
+    position: int,
+    seconds: float | None = None,
+    report: Any = None,
+) -> dict[str, Any]:
+    """The bot's action for ``seat``: deterministic (within ``seconds``, if given), from the
+    seat's information set alone."""
+    ruleset: Ruleset = from_reference(reference)
+    rng = derive_rng(key, position)
     # What the seat cannot see is redrawn before the agent looks (the agents redraw again
     # for each lookahead or playout): the bot decides on its information set alone.
-    seen = ruleset.resample_hidden(copy_state(game.state), seat, rng)
-    playouts = bot.get("playouts") or DEFAULT_PLAYOUTS
-    agent = make_agent(str(bot.get("agent", "random")), Budget(iterations=int(playouts)))
+    seen = ruleset.resample_hidden(copy_state(state), seat, rng)
+    playouts = int(bot.get("playouts") or DEFAULT_PLAYOUTS)
+    budget = Budget(iterations=playouts, seconds=seconds, clock=time.monotonic if seconds else None)
+    agent = make_agent(str(bot.get("agent", "random")), budget)
     action = dict(agent.choose(ruleset, seen, seat, rng))
     action.pop("seat", None)
     return action
+
+
+def choose(game: Game, seat: int) -> dict[str, Any]:
+    """The bot's action for ``seat``, chosen in this process."""
+    return choose_action(*choice_arguments(game, seat))
+
+
+def _random_legal(game: Game, seat: int) -> dict[str, Any]:
+    """A legal action of the seat drawn from the game's seed (the fallback of a failed search)."""
+    legal = game.ruleset.legal_actions(game.state, seat)
+    fallback = derive_rng(f"{game.seed_for(game.version + 1)}:bot:{seat}", game.position + 1)
+    return dict(legal[fallback.randrange(len(legal))])
 
 
 def bot_turn(services: Any, game_id: str, version: int) -> str:
@@ -69,16 +119,23 @@ def bot_turn(services: Any, game_id: str, version: int) -> str:
         state.clear_due(game_id, version)
         return "nothing_due"
     bot = game.bot_of(seat) or {}
-    action = choose(game, seat)
+    seconds = float(services.jobs.settings.bot_max_seconds)
+    try:
+        action = services.jobs.compute(
+            "bots", CHOOSE, choice_arguments(game, seat, seconds), seconds + COMPUTE_GRACE
+        )
+    except ComputeClosed:
+        return "stopped"  # the service is stopping: the turn stays due for the sweep
+    except ComputeFailed as failure:
+        log.warning("the bot of seat %s in game %s gave no action: %s", seat, game_id, failure)
+        action = _random_legal(game, seat)
     try:
         event, new_state = decide_action(game, seat, action)
     except IllegalAction:
         # The information set allowed it, the table does not (a ruleset whose legal actions
         # leak what the seat cannot see would be a bug of its own): play a legal one.
         log.warning("bot of seat %s in game %s chose an illegal action", seat, game_id)
-        legal = game.ruleset.legal_actions(game.state, seat)
-        fallback = derive_rng(f"{game.seed_for(version + 1)}:bot:{seat}", game.position + 1)
-        event, new_state = decide_action(game, seat, legal[fallback.randrange(len(legal))])
+        event, new_state = decide_action(game, seat, _random_legal(game, seat))
     event = replace(event, actor={"seat": seat, "bot": str(bot.get("agent"))})
     try:
         result = commands.append(

@@ -4,6 +4,7 @@ composition root (``service.bootstrap``) and handed to every command and job.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,11 +13,43 @@ from projections.fold import Folder, Game
 from projections.readmodels.game_index import GameIndex
 from service.config import Config
 
+#: A computation's progress report: given what it has done so far, whether to stop now.
+Progress = Callable[[Any], bool]
+
+
+class ComputeFailed(Exception):
+    """A computation that gave no answer (``Jobs.compute``): its process died, or see below."""
+
+
+class CallFailed(ComputeFailed):
+    """The function raised (the message is its traceback); its process goes on."""
+
+
+class ComputeTimedOut(ComputeFailed):
+    """The computation passed its deadline: its process was killed."""
+
+
+class ComputeClosed(ComputeFailed):
+    """The service is stopping: no computation runs any more."""
+
 
 class Jobs(Protocol):
     """What the application layer asks of the background jobs (service.workers.jobs builds it)."""
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None: ...
+
+    def compute(
+        self,
+        queue: str,
+        name: str,
+        args: tuple[Any, ...],
+        seconds: float,
+        on_progress: Progress | None = None,
+    ) -> Any:
+        """Run the function named ``module:function`` on ``args`` where it holds up no request
+        and no automatic step (a child process of the embedded default, an RQ worker of the
+        queue's own), within ``seconds``; its result, or ``ComputeFailed``."""
+        ...
 
 
 @dataclass

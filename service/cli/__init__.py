@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--queue",
         action="append",
         choices=["steps", "notifications", "bots", "analyses"],
-        help="serve only this queue (repeatable; default steps, notifications and bots, steps "
-        "first; analyses are served only when named)",
+        help="serve only this queue (repeatable). Without it, one worker process per group: "
+        "steps and notifications, bots, analyses (so a step never waits behind a bot or an "
+        "analysis)",
     )
     worker.set_defaults(handler=run_worker)
 
@@ -127,9 +128,15 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     from service.bootstrap import run_worker as start_worker
 
+    config = load_config()
+    if not config.redis_url:
+        raise SystemExit("meeple worker needs MEEPLE_REDIS_URL (the Redis that holds the queues)")
+    if not args.queue:
+        from service.workers.supervisor import supervise
+
+        return supervise()
     names = {"steps": "steps", "notifications": "notify", "bots": "bots", "analyses": "analyses"}
-    queues = [names[queue] for queue in args.queue] if args.queue else None
-    return int(start_worker(load_config(), queues=queues) or 0)
+    return int(start_worker(config, queues=[names[queue] for queue in args.queue]) or 0)
 
 
 def run_openapi(args: argparse.Namespace) -> int:

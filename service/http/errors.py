@@ -100,6 +100,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "internal_error": (500, "Internal error"),
     "unsupported_transfer_coding": (501, "The transfer coding is not supported"),
     "store_unavailable": (503, "The event store is unavailable"),
+    "no_analysis_worker": (503, "No worker takes analyses"),
 }
 
 _HTTP_CODES = {

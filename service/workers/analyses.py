@@ -1,5 +1,7 @@
 """Running an analysis (the job on the ``analyses`` queue): the search within its budget,
-its progress written down as it goes, cancellation heeded (docs/analysis.md).
+its progress written down as it goes, cancellation heeded (docs/analysis.md). The search
+itself runs where ``Jobs.compute`` puts it: a child process of the embedded default (never the
+loop that serves requests), the analyses worker's own process on Redis.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, TypeGuard
 from projections.agents.analysis import analyze
 from projections.agents.budget import Budget
 from projections.fold import Game
+from projections.ruleset import from_reference, ruleset_reference
 from service.application.analyses import (
     ACTIVE,
     PROGRESS_EVERY,
@@ -25,23 +28,44 @@ from service.application.analyses import (
 log = logging.getLogger(__name__)
 
 
-def _let_others_run() -> None:
-    """Between two playouts: under ``meeple serve`` (gevent's worker, in-process jobs) this
-    job's thread is a greenlet, and a search that never yields holds every request of the
-    process, a cancel included, until it ends. It waits for the event loop to be idle (every
-    request that can go on has gone on); in an RQ worker or a plain thread it does nothing."""
-    if _cooperative():
-        import gevent
-
-        gevent.idle()
+#: The function an analysis's search runs in (by name: in another process).
+SEARCH = "service.workers.analyses:search"
+#: Seconds beyond its budget after which a search that has not answered is killed.
+COMPUTE_GRACE = 10.0
 
 
-def _cooperative() -> bool:
-    """Whether the standard library's threads are gevent's greenlets in this process."""
-    import sys
+def search(
+    reference: tuple[str, str],
+    state: dict[str, Any],
+    seat: int,
+    playouts: int | None,
+    seconds: float,
+    seed: Any,
+    report: Callable[[int], bool],
+) -> dict[str, Any]:
+    """The search itself, where ``Jobs.compute`` runs it (a child process of the embedded
+    default): it reports how many playouts it has done at most every ``PROGRESS_EVERY``
+    seconds, and stops when the answer says so (cancelled, or replaced by a new run)."""
+    budget = Budget(playouts, seconds, time.monotonic)
+    reported = {"at": time.monotonic(), "cancelled": False}
 
-    monkey = sys.modules.get("gevent.monkey")
-    return monkey is not None and bool(monkey.is_module_patched("threading"))
+    def progress(done: int) -> None:
+        now = time.monotonic()
+        if now - reported["at"] < PROGRESS_EVERY:
+            return
+        reported["at"] = now
+        reported["cancelled"] = bool(report(done))
+
+    result = analyze(
+        from_reference(reference),
+        state,
+        seat,
+        budget,
+        seed,
+        progress=progress,
+        cancelled=lambda: bool(reported["cancelled"]),
+    )
+    return result.to_dict()
 
 
 def run_analysis(services: Any, analysis_id: str, run: int) -> str:
@@ -72,31 +96,25 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
     try:
         game: Game = services.folder.load(game_id, at=record["at"])
         seconds = min(record["budget"]["seconds"] or math.inf, settings.analysis_max_seconds)
-        budget = Budget(record["budget"]["playouts"], seconds, time.monotonic)
-        reported = {"at": time.monotonic(), "cancelled": False}
 
-        def progress(done: int) -> None:
-            _let_others_run()
-            now = time.monotonic()
-            if now - reported["at"] < PROGRESS_EVERY:
-                return
-            reported["at"] = now
+        def progress(done: int) -> bool:
             current = store.change(analysis_id, _progress(run, done), time.time())
-            # Stopped when cancelled, or when a new run of it replaced this one.
-            reported["cancelled"] = not (mine(current) and current["status"] == "running")
             if announce is not None and mine(current):
                 announce(game_id, current)
+            # Stopped when cancelled, or when a new run of it replaced this one.
+            return not (mine(current) and current["status"] == "running")
 
-        result = analyze(
-            game.ruleset,
+        arguments = (
+            ruleset_reference(game.ruleset),
             game.state,
             record["seat"],
-            budget,
+            record["budget"]["playouts"],
+            seconds,
             search_seed(record),
-            progress=progress,
-            cancelled=lambda: bool(reported["cancelled"]),
         )
-        outcome = result.to_dict()
+        outcome = jobs.compute(
+            "analyses", SEARCH, arguments, seconds + COMPUTE_GRACE, on_progress=progress
+        )
         for candidate in outcome["candidates"]:
             candidate["summary"] = _describe(game, record["seat"], candidate["action"])
         final = store.change(analysis_id, _finish(run, outcome, None), time.time())

@@ -58,8 +58,10 @@ from service.application import analyses, bots, commands
 from service.application import webhooks as notifications
 from service.application.bot_seats import due_bot_seat
 from service.application.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
+from service.application.services import Progress
 from service.application.visibility import sealed_until
 from service.live.hub import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
+from service.workers import compute
 from service.workers import delivery as webhook_delivery
 from service.workers.analyses import run_analysis
 
@@ -89,9 +91,11 @@ class JobSettings:
     #: MEEPLE_NOTIFY_THREADS: threads of the in-process runner for notices, webhook
     #: deliveries and read-model catch-up (apart, so automatic steps never wait behind them).
     notify_threads: int = 8
-    #: MEEPLE_BOT_THREADS: threads of the in-process runner for bot seats' turns (apart, so
-    #: automatic steps never wait behind a bot thinking).
-    bot_threads: int = 2
+    #: MEEPLE_BOT_PROCESSES: child processes of the in-process runner for bot seats' turns
+    #: (service.workers.compute: a bot thinking never holds a request or a step).
+    bot_processes: int = 2
+    #: MEEPLE_BOT_MAX_SECONDS: a bot's search plays the best it found after this long.
+    bot_max_seconds: float = 30.0
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
@@ -133,9 +137,9 @@ class JobSettings:
     #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
     #: its last renewal (a crashed process's slots are free again after this).
     stream_slot_lease: float = 60.0
-    #: MEEPLE_ANALYSIS_THREADS: threads of the in-process runner for analyses (apart from
-    #: steps and notifications, so neither ever waits behind a search).
-    analysis_threads: int = 1
+    #: MEEPLE_ANALYSIS_PROCESSES: child processes of the in-process runner for analyses
+    #: (service.workers.compute: a search never holds a request, a step or a bot).
+    analysis_processes: int = 1
     #: MEEPLE_ANALYSIS_PLAYOUTS: playouts of an analysis that asks for no number.
     analysis_playouts: int = 200
     #: MEEPLE_ANALYSIS_MAX_PLAYOUTS: the most playouts one analysis may ask for.
@@ -230,6 +234,11 @@ def system_step_key(game_id: str, version: int) -> str:
     RQ job ids allow letters, digits, ``_`` and ``-``; game ids too, and the version is the
     part after the last dash, so distinct steps never share a key."""
     return f"system_step-{game_id}-{version}"
+
+
+def analysis_job_id(analysis_id: str, run: int) -> str:
+    """The job id of run number ``run`` of an analysis."""
+    return f"analysis-{analysis_id}-{run}"
 
 
 # -- job functions -------------------------------------------------------------------
@@ -545,8 +554,12 @@ class Jobs:
 
     def enqueue_analysis(self, analysis_id: str, run: int) -> None:
         """Run run number ``run`` of an analysis, on the analyses' own queue."""
-        job_id = f"analysis-{analysis_id}-{run}"
+        job_id = analysis_job_id(analysis_id, run)
         self.enqueue("analysis", analysis_id, run, job_id=job_id, queue="analyses")
+
+    def analysis_position(self, analysis_id: str, run: int) -> int | None:
+        """Where run ``run`` of an analysis waits in the analyses' queue (1: next)."""
+        return self.queue_position("analyses", analysis_job_id(analysis_id, run))
 
     def announce_analysis(self, game_id: str, record: dict[str, Any]) -> None:
         """Tell the game's live streams how an analysis stands (those that may see it send
@@ -559,8 +572,30 @@ class Jobs:
         """Run job ``name`` in the background; a job id already waiting is not queued twice."""
         raise NotImplementedError
 
+    def compute(
+        self,
+        queue: str,
+        name: str,
+        args: tuple[Any, ...],
+        seconds: float,
+        on_progress: Progress | None = None,
+    ) -> Any:
+        """Run a computation of the ``queue``'s job (a bot's search, an analysis): here, in
+        this process, as an RQ worker does (a process of its own, serving the queues it was
+        started for; RQ's job timeout bounds it)."""
+        return compute.run_here(name, args, on_progress)
+
     def wake_sweeper(self, at: float) -> None:
         """A hint that a sweep is worth running at ``at`` (a retry's time)."""
+
+    def serves(self, queue: str) -> bool:
+        """Whether something takes the ``queue``'s jobs now (this process does)."""
+        return True
+
+    def queue_position(self, queue: str, job_id: str) -> int | None:
+        """Where a waiting job stands in its queue (1: the next one taken); None if it is
+        not waiting (running, done, unknown)."""
+        return None
 
     def receiver_slot(self, receiver: str) -> contextlib.AbstractContextManager[bool]:
         """Whether a delivery to ``receiver`` (``address:port``) may go now (held while it goes).
@@ -624,15 +659,23 @@ class InProcessJobs(Jobs):
             "notify": ThreadPoolExecutor(
                 max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
             ),
+            # These threads only wait: their jobs compute in child processes (``compute``).
             "analyses": ThreadPoolExecutor(
-                max_workers=settings.analysis_threads, thread_name_prefix="meeple-analysis"
+                max_workers=settings.analysis_processes, thread_name_prefix="meeple-analysis"
             ),
             "bots": ThreadPoolExecutor(
-                max_workers=settings.bot_threads, thread_name_prefix="meeple-bot"
+                max_workers=settings.bot_processes, thread_name_prefix="meeple-bot"
             ),
+        }
+        #: The child processes bots and analyses compute in, started on first use.
+        self.compute_pools = {
+            "bots": compute.ComputePool("bots", settings.bot_processes),
+            "analyses": compute.ComputePool("analyses", settings.analysis_processes),
         }
         self._changed = threading.Condition()
         self._waiting: set[str] = set()
+        #: queue -> its waiting job ids, in the order they were queued (a queue's position).
+        self._order: dict[str, list[str]] = {name: [] for name in self._pools}
         self._active = 0
         self._closed = False
         self._wakeups: list[float] = []
@@ -653,11 +696,24 @@ class InProcessJobs(Jobs):
                 return
             if job_id is not None:
                 self._waiting.add(job_id)
+                self._order[queue].append(job_id)
             self._active += 1
         try:
             pool.submit(self._run, function, args, job_id)
         except RuntimeError:  # the pool shut down between the check and the submit
             self._finished()
+
+    def compute(
+        self,
+        queue: str,
+        name: str,
+        args: tuple[Any, ...],
+        seconds: float,
+        on_progress: Progress | None = None,
+    ) -> Any:
+        """In one of the queue's child processes: under ``meeple serve`` this process serves
+        every request on one gevent loop, and a search here would hold them all."""
+        return self.compute_pools[queue].run(name, args, seconds, on_progress)
 
     @contextlib.contextmanager
     def receiver_slot(self, receiver: str) -> Iterator[bool]:
@@ -710,6 +766,9 @@ class InProcessJobs(Jobs):
     def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
         with self._changed:
             self._waiting.discard(job_id or "")
+            for order in self._order.values():
+                if job_id in order:
+                    order.remove(job_id)
         try:
             function(self.services, *args)
         except Exception:
@@ -726,6 +785,11 @@ class InProcessJobs(Jobs):
     def wait_idle(self, timeout: float = 10.0) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: self._active == 0, timeout)
+
+    def queue_position(self, queue: str, job_id: str) -> int | None:
+        with self._changed:
+            order = self._order.get(queue, [])
+            return order.index(job_id) + 1 if job_id in order else None
 
     def wake_sweeper(self, at: float) -> None:
         with self._changed:
@@ -758,6 +822,9 @@ class InProcessJobs(Jobs):
                 return
             self._closed = True
             self._changed.notify_all()
+        # The searches first: their threads end as soon as their children do.
+        for computing in self.compute_pools.values():
+            computing.close()
         for pool in self._pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
         self._sweeper.join(timeout=30)
@@ -971,6 +1038,23 @@ return 1
 
     def ping(self) -> bool:
         return bool(self.connection.ping())
+
+    def serves(self, queue: str) -> bool:
+        """Whether a live ``meeple worker`` listens on the queue (RQ's registry of workers per
+        queue; a worker killed without a word leaves it when its key expires)."""
+        from rq.worker_registration import get_keys
+
+        keys = list(get_keys(self.queues[queue], connection=self.connection))
+        if not keys:
+            return False
+        with self.connection.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            return any(pipe.execute())
+
+    def queue_position(self, queue: str, job_id: str) -> int | None:
+        found = self.queues[queue].get_job_position(job_id)
+        return None if found is None else int(found) + 1
 
     def close(self) -> None:
         super().close()

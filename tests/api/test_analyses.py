@@ -19,7 +19,7 @@ from projections.agents import analysis as agents_analysis
 from projections.agents.budget import Budget
 from projections.ruleset import get_ruleset
 from service.bootstrap import Services
-from service.workers import analyses
+from service.workers import analyses, compute
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 from tests.api.playing import play_to_the_end
 
@@ -63,9 +63,22 @@ class Gate:
         )  # fmt: skip
 
 
+def search_here(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the searches in this process (the embedded default runs them in child processes,
+    which a stand-in set here would not reach)."""
+    monkeypatch.setattr(
+        services.jobs,
+        "compute",
+        lambda queue, name, args, seconds, on_progress=None: compute.run_here(
+            name, args, on_progress
+        ),
+    )
+
+
 @pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+def gate(services: Services, monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held = Gate()
+    search_here(services, monkeypatch)
     monkeypatch.setattr(analyses, "analyze", held.analyze)
     yield held
     held.opened.set()
@@ -122,6 +135,7 @@ def test_identical_requests_share_one_analysis_and_different_ones_do_not(
         searches.append(args[4])
         return real_analyze(*args, **kwargs)
 
+    search_here(services, monkeypatch)
     monkeypatch.setattr(analyses, "analyze", counted)
     game = new_game(client)
     token = game["seats"][0]["token"]
@@ -361,3 +375,23 @@ def test_the_seats_live_stream_tells_its_progress_and_no_other_stream_does(
         assert next(streams[name]) == b": heartbeat\n\n", name
     for stream in streams.values():
         stream.close()  # type: ignore[attr-defined]
+
+
+def test_a_queued_analysis_says_where_it_stands_in_the_queue(
+    client: FlaskClient, services: Services, gate: Gate
+) -> None:
+    settings_of(services, analyses_per_requester=5, analyses_per_game=5)
+    game = new_game(client)
+    token = game["seats"][0]["token"]
+    running = ask(client, game["id"], token, playouts=40, seed="first")
+    wait_for(lambda: read(client, running.headers["Location"], token).json["status"] == "running")
+    second = ask(client, game["id"], token, playouts=40, seed="second")
+    third = ask(client, game["id"], token, playouts=40, seed="third")
+    assert (second.json["status"], second.json["queue_position"]) == ("queued", 1)
+    assert (third.json["status"], third.json["queue_position"]) == ("queued", 2)
+    assert read(client, running.headers["Location"], token).json["queue_position"] is None
+    gate.opened.set()
+    settle(services)
+    for asked in (running, second, third):
+        done = read(client, asked.headers["Location"], token).json
+        assert (done["status"], done["queue_position"]) == ("done", None)

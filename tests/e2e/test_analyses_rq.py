@@ -69,6 +69,11 @@ def start_analyses_worker(deployment: Deployment, **env: str) -> subprocess.Pope
     )
     log.close()
     deployment.workers.append(worker)
+    wait_until(
+        lambda: deployment.services.jobs.serves("analyses"),
+        "the analyses worker did not start",
+        deployment,
+    )
     return worker
 
 
@@ -84,13 +89,19 @@ def test_a_worker_on_the_analyses_queue_runs_an_analysis_and_its_progress_reache
     token = game["seats"][0]["token"]
     watcher = deployment.services.jobs.subscribe(game["id"])  # what a live stream holds
     try:
+        # No worker takes analyses yet: asking is refused, not left queued for ever.
+        refused = client.post(
+            f"/games/{game['id']}/analyses", json={"playouts": 30}, headers=bearer(token)
+        )
+        assert refused.status_code == 503, refused.json
+        assert refused.json["code"] == "no_analysis_worker"
+        queue = Queue(ANALYSES_QUEUE, connection=deployment.services.jobs.connection)
+        assert queue.job_ids == []
+        start_analyses_worker(deployment)
         response = client.post(
             f"/games/{game['id']}/analyses", json={"playouts": 30}, headers=bearer(token)
         )
-        assert response.status_code == 202, response.json
-        queue = Queue(ANALYSES_QUEUE, connection=deployment.services.jobs.connection)
-        assert queue.job_ids == [f"analysis-{response.json['id']}-1"]
-        start_analyses_worker(deployment)
+        assert response.status_code in (200, 202), response.json
         location = response.headers["Location"]
         done = status_of(client, location, token)
         wait_until(lambda: done() == "done", "the worker did not analyse", deployment)
@@ -130,6 +141,15 @@ def test_a_running_analysis_is_cancelled_by_its_worker(
         return int(client.get(location, headers=bearer(token)).json["progress"]["done"]) > 0
 
     wait_until(progressed, "the worker did not start the analysis", deployment)
+    # Another one waits behind it, and says where it stands.
+    waiting = client.post(
+        f"/games/{game['id']}/analyses",
+        json={"playouts": 500, "seed": "another"},
+        headers=bearer(token),
+    )
+    assert waiting.status_code == 202, waiting.json
+    assert (waiting.json["status"], waiting.json["queue_position"]) == ("queued", 1)
+    assert client.get(location, headers=bearer(token)).json["queue_position"] is None
     cancelled = client.post(location + "/cancel", headers=bearer(token))
     assert cancelled.status_code == 200 and cancelled.json["status"] == "cancelled"
 

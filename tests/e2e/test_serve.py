@@ -111,3 +111,36 @@ def test_meeple_public_url_names_the_address_clients_reach(tmp_path: Path) -> No
         assert spec["servers"] == [{"url": public}]
         page = read(f"{base}/docs")
         assert public in page and base not in page
+
+
+def test_a_bot_thinking_at_the_largest_budget_stalls_no_request_and_no_stop(
+    tmp_path: Path,
+) -> None:
+    """An all-bot Impendium game at the most playouts the lobby allows plays on while
+    ``/health``, another game's reads and its actions answer as usual: the bots think in
+    processes of their own, not on the loop that serves requests (each request would
+    otherwise wait out a whole search: 30 s and more). And the server stops at once."""
+    from service.application.bot_seats import MAX_PLAYOUTS
+
+    bot = {"bot": {"agent": "mcts", "playouts": MAX_PLAYOUTS}}
+    with serving(tmp_path) as base:
+        status, thinking = call(f"{base}/games", {"ruleset": "impendium", "players": [bot] * 3})
+        assert status == 201, thinking
+        status, other = call(f"{base}/games", {"ruleset": "gutenberg", "players": ["Ann", "Bob"]})
+        assert status == 201, other
+        # Each answers within urlopen's 10 s (a stalled loop takes a whole search per request).
+        for _ in range(10):
+            status, health = call(f"{base}/health")
+            assert status == 200 and health["status"] == "ok"
+            status, read_back = call(f"{base}/games/{other['id']}")
+            assert status == 200 and read_back["id"] == other["id"]
+        seat = other["seats"][0]
+        status, legal = call(f"{base}/games/{other['id']}/legal-actions", token=seat["token"])
+        assert status == 200
+        status, played = call(
+            f"{base}/games/{other['id']}/actions", legal["actions"][0], token=seat["token"]
+        )
+        assert status == 201, played
+        status, still = call(f"{base}/games/{thinking['id']}")
+        assert status == 200 and not still["status"]["finished"]
+    # ``serving`` stopped the server (SIGTERM, exit 0) with the bots mid-search.

@@ -339,3 +339,61 @@ def test_a_stream_is_woken_by_an_append_in_another_process_through_redis(
         response.close()
     finally:
         other.close()
+
+
+def test_a_plain_meeple_worker_runs_one_process_per_queue_group_and_restarts_a_dead_one(
+    deployment: Deployment,
+) -> None:
+    """``meeple worker`` with no ``--queue``: steps and notifications in one process, bots in
+    another, analyses in a third, so a step never waits behind a bot or an analysis."""
+    from rq import Queue, Worker
+
+    from service.workers.jobs import (
+        ANALYSES_QUEUE,
+        BOTS_QUEUE,
+        NOTIFICATIONS_QUEUE,
+        STEPS_QUEUE,
+    )
+
+    connection = deployment.services.jobs.connection
+    meeple = str(Path(sys.executable).with_name("meeple"))
+    log = (deployment.directory / "supervisor.log").open("wb")
+    env = {**os.environ, "MEEPLE_STORE_URL": deployment.config.store_url}
+    supervisor = subprocess.Popen(
+        [meeple, "worker"],
+        cwd=ROOT,
+        env={**env, "MEEPLE_REDIS_URL": deployment.redis.url},
+        stdout=log,
+        stderr=log,
+    )
+    log.close()
+
+    def serving() -> dict[str, set[int]]:
+        return {
+            name: {worker.pid for worker in Worker.all(queue=Queue(name, connection=connection))}
+            for name in (STEPS_QUEUE, NOTIFICATIONS_QUEUE, BOTS_QUEUE, ANALYSES_QUEUE)
+        }
+
+    try:
+        wait_until(lambda: all(serving().values()), "the workers to start", deployment)
+        pids = serving()
+        assert pids[STEPS_QUEUE] == pids[NOTIFICATIONS_QUEUE]
+        assert len(pids[STEPS_QUEUE] | pids[BOTS_QUEUE] | pids[ANALYSES_QUEUE]) == 3
+        (bots_worker,) = pids[BOTS_QUEUE]
+        os.kill(bots_worker, signal.SIGKILL)
+        # Its registration lingers until its key expires; a new process takes the queue.
+        wait_until(
+            lambda: serving()[BOTS_QUEUE] - {bots_worker}, "the bots worker's restart", deployment
+        )
+        children = {pid for group in serving().values() for pid in group} - {bots_worker}
+        assert len(children) == 3
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=60) == 0
+        for pid in children:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+        output = (deployment.directory / "supervisor.log").read_text()
+        assert "one process per queue group" in output, output

@@ -162,12 +162,25 @@ class AnalysisSchema(Schema):
         metadata={"description": "Once done (and what was found when cancelled)"},
     )
     error = fields.String(required=True, allow_none=True)
+    queue_position = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "While queued, its place in the analyses' queue (1: the next one "
+            "a worker takes); null once it runs or ends"
+        },
+    )
 
 
 def public_analysis(record: Record) -> Record:
-    """What GET shows of a record (not who asked, nor the lease)."""
+    """What GET shows of a record (not who asked, nor the lease), with its place in the queue
+    while it waits."""
     shown = {name: record[name] for name in AnalysisSchema().fields if name in record}
     shown["expires_at"] = int(record["expires_at"])
+    shown["queue_position"] = None
+    if record["status"] == "queued":
+        jobs = current_services().jobs
+        shown["queue_position"] = jobs.analysis_position(record["id"], record["run"])
     return shown
 
 
@@ -229,6 +242,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         403: [not_your_seat, sealed_history]
         422: [budget_too_large, no_decision]
         429: [too_many_analyses]
+        503: [no_analysis_worker]
       tags: [analysis]
       summary: Analyse a decision
       description: >
@@ -241,7 +255,9 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         whose worker died, starts anew). Unfinished analyses are capped per game
         (``MEEPLE_ANALYSES_PER_GAME``), per token or address
         (``MEEPLE_ANALYSES_PER_REQUESTER``) and in all (``MEEPLE_ANALYSES_TOTAL``): 429
-        ``too_many_analyses`` with ``Retry-After``.
+        ``too_many_analyses`` with ``Retry-After``. While it waits for a worker,
+        ``queue_position`` says its place in the queue; with no worker taking analyses at all
+        (a Redis deployment without an analyses worker), 503 ``no_analysis_worker``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -267,6 +283,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         403: Forbidden
         422: UnprocessableEntity
         429: TooManyRequests
+        503: ServiceUnavailable
     """
     services = current_services()
     settings = services.jobs.settings
@@ -304,6 +321,14 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
     status = game.ruleset.status(game.state)
     if status.get("finished") or not game.ruleset.legal_actions(game.state, seat):
         raise ApiError(422, "no_decision", f"Seat {seat} has no decision to make after event {at}.")
+    if not services.jobs.serves("analyses"):
+        raise ApiError(
+            503,
+            "no_analysis_worker",
+            "No worker takes analyses now, so this one would never start: the operator runs "
+            "`meeple worker` (or `meeple worker --queue analyses`) beside the API.",
+            headers={"Retry-After": "60"},
+        )
     seed = body.get("seed", DEFAULT_SEED)
     aid = analysis_id(game_id, at, seat, playouts, seconds, seed)
     caps = Caps(

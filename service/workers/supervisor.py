@@ -1,0 +1,129 @@
+"""``meeple worker`` with no ``--queue``: one RQ worker process per group of queues, so that a
+step never waits behind a bot thinking or an analysis searching (docs/operations.md, "What a
+worker does").
+
+An RQ worker runs one job at a time. One worker serving every queue would hold the next
+automatic step back for as long as a bot's search (up to ``MEEPLE_BOT_MAX_SECONDS``) or an
+analysis (up to ``MEEPLE_ANALYSIS_MAX_SECONDS``) runs. So the plain command starts one
+process for each of ``GROUPS`` (each is ``meeple worker --queue ...``, what compose runs as
+services of their own), restarts one that dies (after a pause that doubles up to
+``MAX_PAUSE``), and on SIGTERM or SIGINT asks them all to stop and waits for them.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import FrameType
+
+#: The queue groups of a plain ``meeple worker``, one process each (``--queue`` names).
+GROUPS: tuple[tuple[str, ...], ...] = (("steps", "notifications"), ("bots",), ("analyses",))
+#: Seconds a stopping supervisor gives its workers (an RQ worker ends its job first).
+STOP_GRACE = 30.0
+#: Seconds before a worker that died is started again; doubled each time it dies soon
+#: after its start, up to ``MAX_PAUSE``.
+FIRST_PAUSE = 1.0
+MAX_PAUSE = 30.0
+#: A worker that ran this long before it died is started again after ``FIRST_PAUSE``.
+HEALTHY_AFTER = 60.0
+
+
+@dataclass
+class Member:
+    """One worker process of the group and its restarts."""
+
+    queues: tuple[str, ...]
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    pause: float = FIRST_PAUSE
+    restart_at: float | None = None
+    restarts: int = field(default=0)
+
+    @property
+    def name(self) -> str:
+        return " and ".join(self.queues)
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "worker",
+            *(part for queue in self.queues for part in ("--queue", queue)),
+        ]
+
+
+def supervise(groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5) -> int:
+    """Run one worker per group until told to stop; 0 once they all ended."""
+    members = [Member(tuple(group)) for group in groups]
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        for member in members:
+            _start(member)
+        started = ", ".join(f"{m.name} (pid {m.process.pid})" for m in members if m.process)
+        print(
+            f"meeple worker: one process per queue group: {started}; "
+            "`meeple worker --queue NAME` runs one group alone",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not stopping.wait(poll):
+            now = time.monotonic()
+            for member in members:
+                _look_after(member, now)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _stop_all(members)
+    return 0
+
+
+def _start(member: Member) -> None:
+    member.process = subprocess.Popen(member.command())
+    member.started_at = time.monotonic()
+    member.restart_at = None
+
+
+def _look_after(member: Member, now: float) -> None:
+    """Start a dead worker again once its pause is over."""
+    if member.process is not None:
+        code = member.process.poll()
+        if code is None:
+            return
+        ran = now - member.started_at
+        member.pause = FIRST_PAUSE if ran >= HEALTHY_AFTER else min(member.pause * 2, MAX_PAUSE)
+        print(
+            f"meeple worker: the {member.name} worker ended (exit {code}); "
+            f"starting it again in {member.pause:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        member.process = None
+        member.restart_at = now + member.pause
+    if member.restart_at is not None and now >= member.restart_at:
+        member.restarts += 1
+        _start(member)
+
+
+def _stop_all(members: list[Member]) -> None:
+    """SIGTERM to every worker (RQ ends its job, then stops), SIGKILL past the grace."""
+    running = [m.process for m in members if m.process is not None and m.process.poll() is None]
+    for process in running:
+        process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE
+    for process in running:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
