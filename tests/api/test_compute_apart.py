@@ -54,9 +54,7 @@ def plays_on(client: FlaskClient, services: Services) -> None:
         )
         assert response.status_code == 201, response.json
     # The automatic step the bids made due lands, though a bot's search never ends.
-    wait_for(
-        lambda: client.get(f"/games/{game['id']}").json["version"] > 3, "the game's next step"
-    )
+    wait_for(lambda: client.get(f"/games/{game['id']}").json["version"] > 3, "the game's next step")
 
 
 def thinking(services: Services, pool: str) -> int:
