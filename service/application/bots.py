@@ -84,7 +84,14 @@ def choose_action(
     # for each lookahead or playout): the bot decides on its information set alone.
     seen = ruleset.resample_hidden(copy_state(state), seat, rng)
     playouts = int(bot.get("playouts") or DEFAULT_PLAYOUTS)
-    budget = Budget(iterations=playouts, seconds=seconds, clock=time.monotonic if seconds else None)
+
+    def clock() -> float:
+        # Read once a playout: ``report(None)`` ends the search if its process is stopping.
+        if report is not None:
+            report(None)
+        return time.monotonic()
+
+    budget = Budget(iterations=playouts, seconds=seconds, clock=clock if seconds else None)
     agent = make_agent(str(bot.get("agent", "random")), budget)
     action = dict(agent.choose(ruleset, seen, seat, rng))
     action.pop("seat", None)

@@ -24,6 +24,7 @@ from service.application.analyses import (
     now_text,
     search_seed,
 )
+from service.application.services import ComputeClosed
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,9 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
         for candidate in outcome["candidates"]:
             candidate["summary"] = _describe(game, record["seat"], candidate["action"])
         final = store.change(analysis_id, _finish(run, outcome, None), time.time())
+    except ComputeClosed:
+        failure = "The server stopped during the analysis; asking again starts it anew."
+        final = store.change(analysis_id, _finish(run, None, failure), time.time())
     except Exception:
         log.exception("analysis %s of game %s failed", analysis_id, game_id)
         failure = "The analysis failed; asking again starts it anew."

@@ -17,7 +17,8 @@ service.workers.compute``) that the service starts on first use and stops when i
   loops) is killed and the call raises ``ComputeTimedOut``; the pool starts a new child for
   the next call. Closing the pool kills every child, busy or not, at once.
 - The pool holds at most ``size`` children, each running one call at a time; a call that
-  finds them all busy waits its turn.
+  finds them all busy waits its turn. The children run ``NICENESS`` nicer than the server,
+  so on a machine short of cores the requests and steps get the CPU first.
 
 An RQ worker is already a process of its own: there ``run_here`` runs the same functions in
 the worker process (``service.workers.jobs.Jobs.compute``).
@@ -57,6 +58,9 @@ log = logging.getLogger(__name__)
 
 #: A frame's length, before its pickled body.
 _LENGTH = struct.Struct("!I")
+#: How much nicer than the process that serves requests and steps a computation runs: on a
+#: machine short of cores, the scheduler gives the requests and steps their CPU first.
+NICENESS = 10
 #: Seconds a closing pool waits for a child to end after SIGTERM before it kills it.
 STOP_GRACE = 1.0
 
@@ -70,13 +74,21 @@ def resolve(name: str) -> Callable[..., Any]:
     return found
 
 
+#: Set when this process is told to stop (an RQ worker's SIGTERM): a computation running
+#: here ends at its next report (``run_here``) instead of holding the stop up for its whole
+#: budget; its job is left undone (a bot's turn stays due, and a sweep plays it again).
+STOPPING = threading.Event()
+
+
 def run_here(name: str, args: tuple[Any, ...], on_progress: Progress | None = None) -> Any:
     """Run the function in this process (an RQ worker: already a process of its own)."""
-    return resolve(name)(*args, report=on_progress or _never_stop)
 
+    def report(value: Any) -> bool:
+        if STOPPING.is_set():
+            raise ComputeClosed("this process is stopping")
+        return bool(on_progress(value)) if on_progress is not None and value is not None else False
 
-def _never_stop(_: Any) -> bool:
-    return False
+    return resolve(name)(*args, report=report)
 
 
 # -- the parent's side ----------------------------------------------------------------------
@@ -340,6 +352,12 @@ class ComputePool:
 # -- the child's side -----------------------------------------------------------------------
 
 
+def be_nice() -> None:
+    """Lower this process's priority by ``NICENESS`` (a computation's process)."""
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+
+
 def _read_exactly(fd: int, count: int) -> bytes | None:
     data = b""
     while len(data) < count:
@@ -400,6 +418,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m service.workers.compute --answers FD", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    be_nice()
     return serve(sys.stdin.fileno(), int(argv[1]))
 
 

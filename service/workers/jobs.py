@@ -1156,6 +1156,12 @@ def worker_class() -> type[Any]:
             super().check_for_suspension(burst)
             self._suspension_checked_at = checked
 
+        def request_stop(self, signum: int, frame: Any) -> None:
+            # A bot's search or an analysis running here ends now rather than after its whole
+            # budget (compute.STOPPING): its job stays due and is played again.
+            compute.STOPPING.set()
+            super().request_stop(signum, frame)
+
         def set_state(self, state: str, pipeline: Any = None) -> None:
             if pipeline is None and state == self.get_state():
                 return
@@ -1198,6 +1204,8 @@ def run_worker(
     sweeper.start()
     # Listed in this order, RQ takes a waiting step before any notification.
     wanted = queues or ["steps", "notify", "bots"]
+    if set(wanted) <= {"bots", "analyses"}:
+        compute.be_nice()  # a worker that only thinks yields the CPU to steps and requests
     order = ("steps", "notify", "bots", "analyses")
     served = [jobs.queues[name] for name in order if name in wanted]
     worker = worker_class()(served, connection=jobs.connection)
