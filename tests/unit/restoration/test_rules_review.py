@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from projections.games.restoration import data, scoring
 from projections.games.restoration.game import RESTORATION
 from projections.ruleset import IllegalAction
 from tests.unit.restoration.table import (
@@ -319,3 +320,49 @@ def test_a_completion_choice_without_its_worker_is_refused_leaving_the_state_unc
         assert caught.value.code == "no_worker_on_tile"
         assert state == before
     assert RESTORATION.legal_actions(state, GREY) == []
+
+
+# -- the Technology track scores on its scoring spaces ----------------------------------
+
+
+def reach_the_next_technology_space(state: dict, seat: int) -> None:
+    """``seat`` resolves a Development icon by advancing on the Technology track."""
+    state["pending"].insert(0, {"kind": "development", "seat": seat, "optional": True})
+    act(state, seat, "develop", track="technology")
+    state["pending"] = [d for d in state["pending"] if d["seat"] != seat]  # the new space's effect
+
+
+def test_the_technology_track_scores_only_on_its_scoring_spaces() -> None:
+    """ "D: Highest space: Upon reaching the highest space of the Technology board, the
+    player places their Development token on the highest available scoring space.\" The
+    rulebook gives the Technology track's Achievement Points on its scoring spaces alone (the
+    Reputation track is the one that "represents Achievement Points\" level by level), so a
+    worker below the highest space scores nothing from it."""
+    state = table(3)
+    player = state["seats"][ORANGE]
+    for level in range(data.TOP_LEVEL):
+        player["technology"] = level
+        assert scoring.breakdown(player)["technology"] == 0
+    reach_the_next_technology_space(state, ORANGE)
+    assert player["technology"] == data.TOP_LEVEL
+    assert scoring.breakdown(player)["technology"] == data.SCORING_SPACES[0]
+
+
+def test_the_fourth_player_to_reach_the_highest_space_gains_the_last_scoring_space() -> None:
+    """ "the player places their Development token on the highest available scoring space\":
+    the players reaching the highest space take the scoring spaces in order of arrival, and
+    each of them, the fourth too, gains that space's points by moving up."""
+    state = table(4)
+    seats = state["seats"]
+    last_level = data.TOP_LEVEL - 1
+    seats[0]["technology"] = seats[1]["technology"] = last_level  # a small space each
+    seats[2]["technology"] = seats[3]["technology"] = last_level - 1
+    gains = []
+    for seat in range(4):
+        while seats[seat]["technology"] < last_level:
+            reach_the_next_technology_space(state, seat)
+        before = scoring.breakdown(seats[seat])["technology"]
+        reach_the_next_technology_space(state, seat)
+        gains.append(scoring.breakdown(seats[seat])["technology"] - before)
+    assert [player["technology_scoring_space"] for player in seats] == data.SCORING_SPACES[:4]
+    assert gains == data.SCORING_SPACES[:4] == [10, 8, 6, 4]

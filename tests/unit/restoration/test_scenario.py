@@ -130,4 +130,8 @@ def test_a_three_player_game_from_a_fixed_seed_plays_to_a_checked_result() -> No
         ["T08"],
         ["T01", "T13"],
     ]
-    assert totals == [31, 15, 18] and result["ranking"] == [[0], [2], [1]]
+    # Rules 4 (the Technology track scores only on its scoring spaces): Orange took the
+    # first scoring space (10); Grey (level 6) and Jade (level 5) no longer score the 5 and 4
+    # AP those levels gave, so 15 and 18 became 10 and 14; the ranking stands.
+    assert [player["technology_scoring_space"] for player in state["seats"]] == [10, None, None]
+    assert totals == [31, 10, 14] and result["ranking"] == [[0], [2], [1]]
