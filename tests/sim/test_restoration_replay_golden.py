@@ -20,9 +20,9 @@ from projections.simulate import play_random
 #: player count -> (events, the last event's hash, sha256 of the folded final state)
 GOLDEN = {
     2: (
-        160,
-        "8f02b7102668c5eeeee5fc976405cdddc497d98cf84a3d623bb45ab9ea02319f",
-        "d2abfb19d4b2229324e213374e190dce4dfacb31c98b6adc4a276ec5449c0e70",
+        213,
+        "2c98f6885950210fb0c48436dfe739ec1c6c1c7fd73e866047708ce8a4302637",
+        "d67d913ee5e14dc9e56438662dcdb1bad0406d372eaa3e6a49197a9cce1bdd88",
     ),
     3: (
         231,

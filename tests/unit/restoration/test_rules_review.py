@@ -126,18 +126,73 @@ def test_a_manager_cards_extra_movement_at_an_intersection_moves_both_tokens() -
     assert moves(state) == []
 
 
-def test_a_transfer_mid_movement_turn_moves_the_new_positions_workshops_not_yet_moved() -> None:
+def transfer_in_the_middle_of_a_movement_turn(destination: str) -> dict:
+    """Orange at AB1 (3 movement turns) moves A's token onto its transfer space first, and
+    swaps herself with Grey's worker at ``destination`` while B's token has yet to move."""
+    state = table(3, event="quiet_season")  # 3 movement turns
+    state["workshops"]["A"]["token"] = 4  # the next step lands on A's transfer space
+    place_at(state, destination, GREY)
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "transfer", first="AB1/0", second=f"{destination}/1")
+    assert state["turn"]["position"] == destination
+    return state
+
+
+def make_every_movement(state: dict) -> list[list[str]]:
+    """Make the turn's remaining movement turns in the offered order; returns the workshops
+    offered at the start of each."""
+    offered = []
+    while moves(state):
+        offered.append(moves(state))
+        for workshop in offered[-1]:
+            act(state, ORANGE, "move", workshop=workshop)
+            let_go(state)
+    act(state, ORANGE, "end_turn")
+    return offered
+
+
+def test_a_transfer_in_the_middle_of_an_intersections_movement_moves_both_new_workshops() -> None:
     """ "If the swap involves the Worker that was just placed this turn, and that Worker
     still has remaining movements and actions, the player may move the Production token in
-    the Workshops connected to the new position\": the movement turn in progress goes on
-    with the new position's workshops it has not moved yet."""
+    the Workshops connected to the new position and perform the actions there as usual.\"
+    The movement turn in progress, B's token still to move, is a remaining movement: it is
+    made at the new intersection as usual, both of its workshops' tokens. So that turn moves
+    three tokens (A at AB1, then C and D at CD) and B's token never moves."""
+    state = transfer_in_the_middle_of_a_movement_turn("CD")
+    assert make_every_movement(state) == [["C", "D"]] * 3
+    assert tokens(state, "A", "B", "C", "D") == [5, 0, 3, 3]
+
+
+def test_a_transfer_in_the_middle_of_a_movement_turn_moves_a_shared_workshop_again() -> None:
+    """ "the player may move the Production token in the Workshops connected to the new
+    position and perform the actions there as usual\": AC1 shares A with AB1, and the rest
+    of the turn moves both A and C, A's token a second time in that turn."""
+    state = transfer_in_the_middle_of_a_movement_turn("AC1")
+    assert make_every_movement(state) == [["A", "C"]] * 3
+    assert tokens(state, "A", "B", "C") == [(4 + 1 + 3) % 8, 0, 3]
+
+
+def test_a_transfer_in_the_middle_of_a_movement_turn_to_a_single_keeps_that_movement() -> None:
+    """ "that Worker still has remaining movements and actions, the player may move the
+    Production token in the Workshops connected to the new position\": at a single of A the
+    rest of the turn moves A's token (it is not lost because A moved before the Transfer),
+    then the two movement turns not begun do."""
+    state = transfer_in_the_middle_of_a_movement_turn("A1")
+    assert make_every_movement(state) == [["A"]] * 3
+    assert tokens(state, "A", "B") == [(4 + 1 + 3) % 8, 0]
+
+
+def test_a_transfer_mid_movement_turn_makes_its_rest_at_the_new_position() -> None:
+    """ "the player may move the Production token in the Workshops connected to the new
+    position\": after the Transfer to E1, every movement left is E's."""
     state = table(3, event="quiet_season")  # 3 movement turns
     state["workshops"]["A"]["token"] = 4  # the next step lands on A's transfer space
     place_at(state, "E1", GREY)
     act(state, ORANGE, "place_worker", position="AB1", artisan=False)
     act(state, ORANGE, "move", workshop="A")
     act(state, ORANGE, "transfer", first="AB1/0", second="E1/1")
-    assert moves(state) == ["E"]  # B is no longer connected; E has not moved in this turn
+    assert moves(state) == ["E"]  # B is no longer connected
     act(state, ORANGE, "move", workshop="E")
     let_go(state)
     for _ in range(2):
@@ -145,6 +200,19 @@ def test_a_transfer_mid_movement_turn_moves_the_new_positions_workshops_not_yet_
         let_go(state)
     assert tokens(state, "A", "B", "E") == [5, 0, 3]
     act(state, ORANGE, "end_turn")
+
+
+def test_a_transfer_of_other_workers_leaves_the_movement_turn_in_progress_as_it_was() -> None:
+    """Only "the Worker that was just placed" takes its movements elsewhere: swapping two
+    other workers mid-turn leaves B's token still to move."""
+    state = table(3, event="quiet_season")
+    state["workshops"]["A"]["token"] = 4
+    place_at(state, "CD", GREY)
+    place_at(state, "E1", 2)
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "transfer", first="CD/1", second="E1/2")
+    assert state["turn"]["position"] == "AB1" and moves(state) == ["B"]
 
 
 # -- 8: Manager cards while another player decides --------------------------------------
