@@ -20,18 +20,18 @@ from projections.simulate import play_random
 #: player count -> (events, the last event's hash, sha256 of the folded final state)
 GOLDEN = {
     2: (
-        160,
-        "75de04299caf36444a0fd04036e1e387388c9393099840a1c0f824ec7e172b43",
-        "d2abfb19d4b2229324e213374e190dce4dfacb31c98b6adc4a276ec5449c0e70",
+        213,
+        "2c98f6885950210fb0c48436dfe739ec1c6c1c7fd73e866047708ce8a4302637",
+        "d67d913ee5e14dc9e56438662dcdb1bad0406d372eaa3e6a49197a9cce1bdd88",
     ),
     3: (
         231,
-        "2e795e7c0217b94b40e35ed7164f736004ec9e2fd84ad52eb1e1efc62ea10ea9",
+        "bba4142de6354bf2dea6d52be0a5a864dcd0bfa69d95bd9cedc86fa191b781af",
         "799690cedeeee51ffafb40522b63dffea3a20684b74f7cdf410949450e2f3930",
     ),
     4: (
         306,
-        "8d99d3ea1c5329e8cb513e0bf24c960ab6d486ad0982835fb103a2a0a7e0aea8",
+        "21d8a71aa507f35cb7c790c590e31d9479865d2e0c987a79fc7e6003330e58a6",
         "c78d6f6bff75145630c0e6f8ba24a5e6e942544c165a9d91cc98939fd7ec6c4b",
     ),
 }

@@ -19,7 +19,10 @@ class Restoration(Ruleset):
     #: 2: rules review, docs/rules/restoration.md: intersections, transfer, order of C and D.
     #: 3: second rules review, docs/rules/restoration.md: a completed project is built on no
     #: more while its completion is resolved.
-    rules_version = "3"
+    #: 4: docs/rules/restoration.md, "Development Board" and "Special Actions": the Technology
+    #: track scores only on its scoring spaces; a Transfer in the middle of a movement turn
+    #: makes its rest at the new position, moving every workshop connected to it.
+    rules_version = "4"
     options = {"arrangement": "first_game"}
     #: "Throughout your turn, you may use Manager cards at any time".
     free_action_types = frozenset(["play_manager"])

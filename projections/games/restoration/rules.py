@@ -382,8 +382,7 @@ def workshops_to_move(state: State) -> list[str]:
 
 
 def _close_movement_turn(state: State) -> None:
-    """A movement turn is over once every workshop connected to the worker has moved in it
-    (wherever a Transfer has put the worker meanwhile)."""
+    """A movement turn is over once every workshop connected to the worker has moved in it."""
     turn = state["turn"]
     if turn["moved"] and not workshops_to_move(state):
         turn["moved"] = []
@@ -898,16 +897,19 @@ def do_transfer(state: State, seat: int, action: Action, rng: random.Random) -> 
     spots[pos_b]["workers"].append(worker_a)
     spots[pos_a]["workers"].append(worker_b)
     turn = state["turn"]
-    if turn is None or turn["position"] is None:
-        return
-    # The just-placed worker carries its remaining movements to its new workshops
-    # ("Transfer"); docs/rules/restoration.md says which of two alike workers that is.
     placed = just_placed(state)
-    if placed == (pos_a, kind_a):
-        turn["position"] = pos_b
-    elif placed == (pos_b, kind_b):
-        turn["position"] = pos_a
-    _close_movement_turn(state)
+    if placed not in ((pos_a, kind_a), (pos_b, kind_b)):
+        return
+    # The just-placed worker carries its remaining movements to its new position ("the
+    # player may move the Production token in the Workshops connected to the new position
+    # and perform the actions there as usual"); docs/rules/restoration.md says which of two
+    # alike workers moves.
+    turn["position"] = pos_b if placed == (pos_a, kind_a) else pos_a
+    if turn["moved"]:
+        # The rest of the movement turn in progress is made at the new position as usual,
+        # moving every workshop connected to it, whichever the turn moved before.
+        turn["moved"] = []
+        turn["moves_left"] += 1
 
 
 def check_adjust_reputation(state: State, seat: int, action: Action) -> None:

@@ -99,10 +99,11 @@ def audit(state: State) -> State:
 
 
 def technology_points(player: State) -> int:
-    if player["technology_scoring_space"] is not None:
-        return int(player["technology_scoring_space"])
-    level = player["technology"]
-    return int(data.TECHNOLOGY[level]["ap"]) if level else 0
+    """The Technology track scores only on its scoring spaces ("D: Highest space ... the
+    highest available scoring space"); the rulebook gives its levels no Achievement Points
+    (docs/rules/restoration.md, "Development Board")."""
+    space = player["technology_scoring_space"]
+    return int(space) if space is not None else 0
 
 
 def breakdown(player: State) -> dict[str, int]:

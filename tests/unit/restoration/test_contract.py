@@ -16,7 +16,7 @@ from tests.unit.restoration.table import act, place_at, refused, table
 
 def test_restoration_is_registered() -> None:
     ruleset = get_ruleset("restoration")
-    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "3")
+    assert (ruleset.min_players, ruleset.max_players, ruleset.rules_version) == (2, 4, "4")
     assert ruleset.options == {"arrangement": "first_game"}
 
 

@@ -37,6 +37,13 @@ def test_a_repeated_tile_id_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         data.check()
 
 
+def test_scoring_spaces_out_of_order_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "the highest available scoring space": the first free one must be the highest.
+    monkeypatch.setattr(data, "SCORING_SPACES", [4, 6, 8, 10])
+    with pytest.raises(data.DataError, match="scoring spaces descend"):
+        data.check()
+
+
 def test_a_missing_event_tile_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     broken(monkeypatch, "EVENTS_FILE", lambda f: f["events"].pop())
     with pytest.raises(data.DataError, match="6 Event tiles"):

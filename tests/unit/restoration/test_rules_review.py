@@ -7,6 +7,7 @@ import copy
 
 import pytest
 
+from projections.games.restoration import data, scoring
 from projections.games.restoration.game import RESTORATION
 from projections.ruleset import IllegalAction
 from tests.unit.restoration.table import (
@@ -125,18 +126,73 @@ def test_a_manager_cards_extra_movement_at_an_intersection_moves_both_tokens() -
     assert moves(state) == []
 
 
-def test_a_transfer_mid_movement_turn_moves_the_new_positions_workshops_not_yet_moved() -> None:
+def transfer_in_the_middle_of_a_movement_turn(destination: str) -> dict:
+    """Orange at AB1 (3 movement turns) moves A's token onto its transfer space first, and
+    swaps herself with Grey's worker at ``destination`` while B's token has yet to move."""
+    state = table(3, event="quiet_season")  # 3 movement turns
+    state["workshops"]["A"]["token"] = 4  # the next step lands on A's transfer space
+    place_at(state, destination, GREY)
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "transfer", first="AB1/0", second=f"{destination}/1")
+    assert state["turn"]["position"] == destination
+    return state
+
+
+def make_every_movement(state: dict) -> list[list[str]]:
+    """Make the turn's remaining movement turns in the offered order; returns the workshops
+    offered at the start of each."""
+    offered = []
+    while moves(state):
+        offered.append(moves(state))
+        for workshop in offered[-1]:
+            act(state, ORANGE, "move", workshop=workshop)
+            let_go(state)
+    act(state, ORANGE, "end_turn")
+    return offered
+
+
+def test_a_transfer_in_the_middle_of_an_intersections_movement_moves_both_new_workshops() -> None:
     """ "If the swap involves the Worker that was just placed this turn, and that Worker
     still has remaining movements and actions, the player may move the Production token in
-    the Workshops connected to the new position\": the movement turn in progress goes on
-    with the new position's workshops it has not moved yet."""
+    the Workshops connected to the new position and perform the actions there as usual.\"
+    The movement turn in progress, B's token still to move, is a remaining movement: it is
+    made at the new intersection as usual, both of its workshops' tokens. So that turn moves
+    three tokens (A at AB1, then C and D at CD) and B's token never moves."""
+    state = transfer_in_the_middle_of_a_movement_turn("CD")
+    assert make_every_movement(state) == [["C", "D"]] * 3
+    assert tokens(state, "A", "B", "C", "D") == [5, 0, 3, 3]
+
+
+def test_a_transfer_in_the_middle_of_a_movement_turn_moves_a_shared_workshop_again() -> None:
+    """ "the player may move the Production token in the Workshops connected to the new
+    position and perform the actions there as usual\": AC1 shares A with AB1, and the rest
+    of the turn moves both A and C, A's token a second time in that turn."""
+    state = transfer_in_the_middle_of_a_movement_turn("AC1")
+    assert make_every_movement(state) == [["A", "C"]] * 3
+    assert tokens(state, "A", "B", "C") == [(4 + 1 + 3) % 8, 0, 3]
+
+
+def test_a_transfer_in_the_middle_of_a_movement_turn_to_a_single_keeps_that_movement() -> None:
+    """ "that Worker still has remaining movements and actions, the player may move the
+    Production token in the Workshops connected to the new position\": at a single of A the
+    rest of the turn moves A's token (it is not lost because A moved before the Transfer),
+    then the two movement turns not begun do."""
+    state = transfer_in_the_middle_of_a_movement_turn("A1")
+    assert make_every_movement(state) == [["A"]] * 3
+    assert tokens(state, "A", "B") == [(4 + 1 + 3) % 8, 0]
+
+
+def test_a_transfer_mid_movement_turn_makes_its_rest_at_the_new_position() -> None:
+    """ "the player may move the Production token in the Workshops connected to the new
+    position\": after the Transfer to E1, every movement left is E's."""
     state = table(3, event="quiet_season")  # 3 movement turns
     state["workshops"]["A"]["token"] = 4  # the next step lands on A's transfer space
     place_at(state, "E1", GREY)
     act(state, ORANGE, "place_worker", position="AB1", artisan=False)
     act(state, ORANGE, "move", workshop="A")
     act(state, ORANGE, "transfer", first="AB1/0", second="E1/1")
-    assert moves(state) == ["E"]  # B is no longer connected; E has not moved in this turn
+    assert moves(state) == ["E"]  # B is no longer connected
     act(state, ORANGE, "move", workshop="E")
     let_go(state)
     for _ in range(2):
@@ -144,6 +200,19 @@ def test_a_transfer_mid_movement_turn_moves_the_new_positions_workshops_not_yet_
         let_go(state)
     assert tokens(state, "A", "B", "E") == [5, 0, 3]
     act(state, ORANGE, "end_turn")
+
+
+def test_a_transfer_of_other_workers_leaves_the_movement_turn_in_progress_as_it_was() -> None:
+    """Only "the Worker that was just placed" takes its movements elsewhere: swapping two
+    other workers mid-turn leaves B's token still to move."""
+    state = table(3, event="quiet_season")
+    state["workshops"]["A"]["token"] = 4
+    place_at(state, "CD", GREY)
+    place_at(state, "E1", 2)
+    act(state, ORANGE, "place_worker", position="AB1", artisan=False)
+    act(state, ORANGE, "move", workshop="A")
+    act(state, ORANGE, "transfer", first="CD/1", second="E1/2")
+    assert state["turn"]["position"] == "AB1" and moves(state) == ["B"]
 
 
 # -- 8: Manager cards while another player decides --------------------------------------
@@ -319,3 +388,49 @@ def test_a_completion_choice_without_its_worker_is_refused_leaving_the_state_unc
         assert caught.value.code == "no_worker_on_tile"
         assert state == before
     assert RESTORATION.legal_actions(state, GREY) == []
+
+
+# -- the Technology track scores on its scoring spaces ----------------------------------
+
+
+def reach_the_next_technology_space(state: dict, seat: int) -> None:
+    """``seat`` resolves a Development icon by advancing on the Technology track."""
+    state["pending"].insert(0, {"kind": "development", "seat": seat, "optional": True})
+    act(state, seat, "develop", track="technology")
+    state["pending"] = [d for d in state["pending"] if d["seat"] != seat]  # the new space's effect
+
+
+def test_the_technology_track_scores_only_on_its_scoring_spaces() -> None:
+    """ "D: Highest space: Upon reaching the highest space of the Technology board, the
+    player places their Development token on the highest available scoring space.\" The
+    rulebook gives the Technology track's Achievement Points on its scoring spaces alone (the
+    Reputation track is the one that "represents Achievement Points\" level by level), so a
+    worker below the highest space scores nothing from it."""
+    state = table(3)
+    player = state["seats"][ORANGE]
+    for level in range(data.TOP_LEVEL):
+        player["technology"] = level
+        assert scoring.breakdown(player)["technology"] == 0
+    reach_the_next_technology_space(state, ORANGE)
+    assert player["technology"] == data.TOP_LEVEL
+    assert scoring.breakdown(player)["technology"] == data.SCORING_SPACES[0]
+
+
+def test_the_fourth_player_to_reach_the_highest_space_gains_the_last_scoring_space() -> None:
+    """ "the player places their Development token on the highest available scoring space\":
+    the players reaching the highest space take the scoring spaces in order of arrival, and
+    each of them, the fourth too, gains that space's points by moving up."""
+    state = table(4)
+    seats = state["seats"]
+    last_level = data.TOP_LEVEL - 1
+    seats[0]["technology"] = seats[1]["technology"] = last_level  # a small space each
+    seats[2]["technology"] = seats[3]["technology"] = last_level - 1
+    gains = []
+    for seat in range(4):
+        while seats[seat]["technology"] < last_level:
+            reach_the_next_technology_space(state, seat)
+        before = scoring.breakdown(seats[seat])["technology"]
+        reach_the_next_technology_space(state, seat)
+        gains.append(scoring.breakdown(seats[seat])["technology"] - before)
+    assert [player["technology_scoring_space"] for player in seats] == data.SCORING_SPACES[:4]
+    assert gains == data.SCORING_SPACES[:4] == [10, 8, 6, 4]

@@ -124,10 +124,18 @@ def test_a_three_player_game_from_a_fixed_seed_plays_to_a_checked_result() -> No
     assert sum(len(player["tiles"]) for player in state["seats"]) >= 1
     # The recorded outcome of this seed and strategy: a change to it is a change of rules.
     # Rules 2 (both workshops of an intersection move) made the game longer and richer.
-    assert steps == 381
+    # Rules 4: in round 3 Grey, placed at AB2, moves A's token onto a transfer space and
+    # swaps with Orange's worker at AB1; the rest of that movement turn now moves A and B
+    # (rules 3 moved B alone), and the game goes on differently from there (381 -> 368 steps).
+    assert steps == 368
     assert [player["tiles"] for player in state["seats"]] == [
         ["T16", "T20", "T21"],
         ["T08"],
         ["T01", "T13"],
     ]
-    assert totals == [31, 15, 18] and result["ranking"] == [[0], [2], [1]]
+    # Rules 4 (the Technology track scores only on its scoring spaces): Orange took the
+    # first scoring space (10), Grey and Jade end at levels 4, which score nothing.
+    assert [player["technology"] for player in state["seats"]] == [8, 4, 4]
+    assert [player["technology_scoring_space"] for player in state["seats"]] == [10, None, None]
+    assert [row["breakdown"]["technology"] for row in result["scores"]] == [10, 0, 0]
+    assert totals == [32, 10, 11] and result["ranking"] == [[0], [2], [1]]

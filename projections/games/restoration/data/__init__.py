@@ -156,6 +156,8 @@ def _check_development() -> None:
         _require(row["effect"] is None or row["effect"] in EFFECTS, "technology: unknown effect")
         _require(row["spaces"] >= 1, "every technology level has a small space")
     _require(len(SCORING_SPACES) >= 4, "a scoring space for each of 4 players")
+    # "the highest available scoring space": the spaces are taken from the first on.
+    _require(sorted(SCORING_SPACES, reverse=True) == SCORING_SPACES, "scoring spaces descend")
     _require(len(REPUTATION["start_by_turn_order"]) >= 4, "a start space I-IV for 4 players")
 
 
