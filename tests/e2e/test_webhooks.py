@@ -370,3 +370,26 @@ def test_every_delivery_is_what_openapi_yaml_says_a_webhook_receives(
     assert set(spec["components"]["schemas"][mapping]["discriminator"]["mapping"]) == set(
         WEBHOOK_EVENTS
     )
+
+
+def test_a_delivery_carries_the_game_after_its_event_and_whether_the_seat_must_act(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["action", "system"])
+    register(client, game, ADMIN_KEY, receiver.url, ["system"])
+    act(client, game, 0, {"type": "bid", "amount": 9})
+    act(client, game, 1, {"type": "bid", "amount": 4})
+    receiver.wait_for(lambda bodies: sum(body["kind"] == "system" for body in bodies) == 2)
+    assert services.jobs.wait_idle(30)
+    mine = {body["seq"]: body for body in receiver.bodies() if "you" in body}
+    assert mine[2]["status"]["to_act"] == [1]
+    assert mine[2]["you"] == {"seat": 0, "must_act": False, "decision": {"types": []}}
+    assert mine[3]["status"]["awaiting_system"] == "reveal_bids"
+    assert mine[4]["status"]["to_act"] == [0] and mine[4]["you"]["must_act"] is True
+    legal = client.get(f"/games/{game['id']}/legal-actions", headers=bearer(ann)).json
+    assert mine[4]["you"]["decision"] == legal["decision"]
+    admins = [body for body in receiver.bodies() if "you" not in body]
+    assert [body["seq"] for body in admins] == [4]  # the admin's: the status, no seat's turn
+    assert admins[0]["status"] == mine[4]["status"]
