@@ -3,7 +3,8 @@ it is signed (docs/api.md, "Webhooks"; docs/security.md); ``service.workers.deli
 
 A webhook belongs to a seat or to the admin and sees only what its owner may see: a seat's
 webhook gets that seat's view of each event (``service.application.visibility``), its own
-"your turn" notices, and the end of the game. Each delivery is one JSON body POSTed to the
+"your turn" notices (after every event after which it must act, and reminders while it does
+not: ``service.workers.jobs.sweep``), and the end of the game. Each delivery is one JSON body POSTed to the
 webhook's URL with::
 
     Meeple-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, f"{t}.{body}")>
@@ -393,10 +394,12 @@ def deliveries_for(
             event = visible_envelope(envelope, seat, finished=finished, admin=admin, sealed=sealed)
             made.append(new_delivery(webhook, envelope["type"], seq, {"event": event, **standing}))
         if "your_turn" in wanted:
-            before = set(history.status(seq - 1).get("to_act", []))
-            for entered in sorted(set(after.status.get("to_act", [])) - before):
-                if admin or entered == seat:
-                    notice = {**standing, "seat": entered}
+            # Level-triggered: after every event after which the seat must act, not only
+            # when it becomes due, so a notice lost, or refused while a step was pending,
+            # is made up by the next one.
+            for due in sorted(after.decisions):
+                if admin or due == seat:
+                    notice = {**standing, "seat": due}
                     made.append(new_delivery(webhook, "your_turn", seq, notice))
         ended = after.status.get("finished") and not history.status(seq - 1).get("finished")
         if "game_finished" in wanted and ended:
