@@ -4,8 +4,8 @@ it is signed (docs/api.md, "Webhooks"; docs/security.md); ``service.workers.deli
 A webhook belongs to a seat or to the admin and sees only what its owner may see: a seat's
 webhook gets that seat's view of each event (``service.application.visibility``), its own
 "your turn" notices (after every event after which it must act, and reminders while it does
-not: ``service.workers.jobs.sweep``), and the end of the game. Each delivery is one JSON body POSTed to the
-webhook's URL with::
+not: ``service.workers.jobs.sweep``), and the end of the game. Each delivery is one JSON body
+POSTed to the webhook's URL with::
 
     Meeple-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, f"{t}.{body}")>
 

@@ -514,6 +514,12 @@ class WebhookYourTurnDeliverySchema(_DeliveryFields):
 
     kind = fields.String(required=True, validate=validate.OneOf(["your_turn"]))
     seat = fields.Integer(required=True)
+    reminder = fields.Integer(
+        metadata={
+            "description": "A reminder (1, 2, ...): the seat has not acted since the your_turn "
+            "of this seq (MEEPLE_YOUR_TURN_REMINDER, doubled each time)"
+        }
+    )
 
 
 class WebhookGameFinishedDeliverySchema(_DeliveryFields):

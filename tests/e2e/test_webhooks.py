@@ -443,3 +443,56 @@ def test_a_seat_refused_while_a_step_was_pending_hears_its_turn_once_the_step_la
         ).status_code
         == 201
     )
+
+
+def sweep_until(services: Services, done: Callable[[], bool]) -> None:
+    """Drive the sweep by hand (as the workers' loop does) until ``done``."""
+    deadline = time.monotonic() + 30
+    while not done():
+        assert time.monotonic() < deadline, "the sweep never got there"
+        jobs_module.sweep(services)
+        assert services.jobs.wait_idle(30)
+        time.sleep(0.01)
+
+
+def reminders(receiver: Receiver) -> list[dict[str, Any]]:
+    return [body for body in receiver.bodies() if "reminder" in body]
+
+
+def test_a_seat_that_does_not_act_is_reminded_a_bounded_number_of_times(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    services.jobs.settings = replace(
+        services.jobs.settings, your_turn_reminder=0.01, your_turn_reminders=3
+    )
+    game = new_game(client)
+    register(client, game, game["seats"][0]["token"], receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    receiver.wait_for(lambda bodies: len(bodies) >= 1)  # your_turn after the reveal
+    state = services.jobs.state
+    sweep_until(services, lambda: state.reminders_due_before(time.time() + 3600) == [])
+    sent = reminders(receiver)
+    assert [body["reminder"] for body in sent] == [1, 2, 3]
+    for body in sent:
+        assert (body["kind"], body["seq"], body["seat"]) == ("your_turn", 4, 0)
+        assert body["you"]["must_act"] is True and body["status"]["to_act"] == [0]
+
+
+def test_a_reminder_is_not_sent_once_the_seat_has_acted(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, your_turn_reminder=3600)
+    game = new_game(client)
+    register(client, game, game["seats"][0]["token"], receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    state = services.jobs.state
+    assert [r["version"] for r in state.reminders_due_before(time.time() + 7200)] == [4]
+    act(client, game, 0, {"type": "draw"})  # Ann acts: Bob is to act, not Ann
+    assert services.jobs.wait_idle(30)
+    assert state.reminders_due_before(time.time() + 7200) == []
+    jobs_module.sweep(services)
+    assert services.jobs.wait_idle(30)
+    assert reminders(receiver) == []
