@@ -13,7 +13,11 @@ Records are plain dicts (JSON on disk):
   created_at, cursor`` where ``cursor`` is the last version it was notified of;
 - a *delivery*: ``id, webhook_id, game_id, kind, seq, body, status (pending | delivered |
   failed), attempts [{"at", "outcome", "status"}], next_attempt_at (also how long an attempt
-  in progress holds it: ``take_delivery``), created_at``.
+  in progress holds it: ``take_delivery``), created_at``;
+- a *reminder*: ``game_id, webhook_id, seat, version, sent, due_at``: the webhook's seat was
+  told ``your_turn`` after event ``version`` and has not acted; reminder number ``sent + 1``
+  is due at ``due_at`` (``service.workers.jobs.sweep`` sends it, taking it first:
+  ``take_reminder``).
 """
 
 from __future__ import annotations
@@ -108,6 +112,31 @@ class JobState(ABC):
         """Pending deliveries whose next attempt was due before ``moment``, as
         (game_id, delivery_id)."""
 
+    # -- your_turn reminders ---------------------------------------------------------------
+
+    @abstractmethod
+    def set_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int, due_at: float
+    ) -> None:
+        """Remind the webhook's seat of its turn after ``version`` at ``due_at`` (none sent
+        yet), replacing any reminder it had."""
+
+    @abstractmethod
+    def clear_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int | None = None
+    ) -> None:
+        """Forget the seat's reminder (only the one for ``version`` when given)."""
+
+    @abstractmethod
+    def reminders_due_before(self, moment: float, limit: int = 100) -> list[Record]:
+        """Reminders due before ``moment``, soonest first."""
+
+    @abstractmethod
+    def take_reminder(self, reminder: Record, next_due: float) -> bool:
+        """Atomically count the reminder as sent once more and put the next one off to
+        ``next_due``, if it still stands as read (same version, same count): whoever takes
+        it sends it, so two sweeps never send the same reminder."""
+
     def close(self) -> None:  # noqa: B027 - optional
         """Release files and connections."""
 
@@ -151,6 +180,16 @@ class SQLiteJobState(JobState):
     );
     CREATE INDEX IF NOT EXISTS deliveries_by_webhook ON deliveries (webhook_id, ord);
     CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (status, next_attempt_at);
+    CREATE TABLE IF NOT EXISTS reminders (
+        game_id TEXT NOT NULL,
+        webhook_id TEXT NOT NULL,
+        seat INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        sent INTEGER NOT NULL,
+        due_at REAL NOT NULL,
+        PRIMARY KEY (game_id, webhook_id, seat)
+    );
+    CREATE INDEX IF NOT EXISTS reminders_due ON reminders (due_at);
     """
 
     def __init__(self, path: str | Path, due_path: str | Path | None = None) -> None:
@@ -331,6 +370,51 @@ class SQLiteJobState(JobState):
         )
         return [(str(game_id), str(delivery_id)) for game_id, delivery_id in rows]
 
+    def set_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int, due_at: float
+    ) -> None:
+        with self._pool.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO reminders (game_id, webhook_id, seat, version, sent, "
+                "due_at) VALUES (?, ?, ?, ?, 0, ?)",
+                (game_id, webhook_id, seat, version, due_at),
+            )
+
+    def clear_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int | None = None
+    ) -> None:
+        with self._pool.transaction() as db:
+            db.execute(
+                "DELETE FROM reminders WHERE game_id = ? AND webhook_id = ? AND seat = ?"
+                " AND (? IS NULL OR version = ?)",
+                (game_id, webhook_id, seat, version, version),
+            )
+
+    def reminders_due_before(self, moment: float, limit: int = 100) -> list[Record]:
+        rows = self._pool.query(
+            "SELECT game_id, webhook_id, seat, version, sent, due_at FROM reminders"
+            " WHERE due_at < ? ORDER BY due_at LIMIT ?",
+            (moment, limit),
+        )
+        names = ("game_id", "webhook_id", "seat", "version", "sent", "due_at")
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def take_reminder(self, reminder: Record, next_due: float) -> bool:
+        with self._pool.transaction() as db:
+            taken = db.execute(
+                "UPDATE reminders SET sent = sent + 1, due_at = ? WHERE game_id = ?"
+                " AND webhook_id = ? AND seat = ? AND version = ? AND sent = ?",
+                (
+                    next_due,
+                    reminder["game_id"],
+                    reminder["webhook_id"],
+                    reminder["seat"],
+                    reminder["version"],
+                    reminder["sent"],
+                ),
+            )
+            return taken.rowcount == 1
+
     def close(self) -> None:
         self._pool.close()
         if self._due is not self._pool:
@@ -341,11 +425,12 @@ class SQLiteJobState(JobState):
 
 
 class RedisJobState(JobState):
-    """Job state in Redis. A game's keys share the ``{game_id}`` hash tag; the two indexes
-    of due work (steps and deliveries) are one sorted set each."""
+    """Job state in Redis. A game's keys share the ``{game_id}`` hash tag; the indexes of
+    due work (steps, deliveries, reminders) are one sorted set each."""
 
     DUE_STEPS = "meeple:jobs:due-steps"
     DUE_DELIVERIES = "meeple:jobs:due-deliveries"
+    DUE_REMINDERS = "meeple:jobs:due-reminders"
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
@@ -507,8 +592,87 @@ class RedisJobState(JobState):
             found.append((game_id, delivery_id))
         return found
 
+    def _reminder_key(self, game_id: str, webhook_id: str, seat: int) -> str:
+        return f"meeple:{{{game_id}}}:reminder:{webhook_id}:{seat}"
+
+    def set_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int, due_at: float
+    ) -> None:
+        record = {
+            "game_id": game_id,
+            "webhook_id": webhook_id,
+            "seat": seat,
+            "version": version,
+            "sent": 0,
+            "due_at": due_at,
+        }
+        with self.client.pipeline() as pipe:
+            pipe.set(self._reminder_key(game_id, webhook_id, seat), json.dumps(record))
+            pipe.zadd(self.DUE_REMINDERS, {_reminder_member(game_id, webhook_id, seat): due_at})
+            pipe.execute()
+
+    def clear_reminder(
+        self, game_id: str, webhook_id: str, seat: int, version: int | None = None
+    ) -> None:
+        key = self._reminder_key(game_id, webhook_id, seat)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw = pipe.get(key)
+                if raw is None or (version is not None and json.loads(raw)["version"] != version):
+                    pipe.unwatch()
+                    return
+                pipe.multi()
+                pipe.delete(key)
+                pipe.zrem(self.DUE_REMINDERS, _reminder_member(game_id, webhook_id, seat))
+                pipe.execute()
+            except redis.WatchError:
+                return  # set again meanwhile: that one stands
+
+    def reminders_due_before(self, moment: float, limit: int = 100) -> list[Record]:
+        members = self.client.zrangebyscore(self.DUE_REMINDERS, "-inf", f"({moment}", 0, limit)
+        found = []
+        for member in members:
+            game_id, webhook_id, seat = json.loads(str(member))
+            raw = self.client.get(self._reminder_key(game_id, webhook_id, int(seat)))
+            if raw is None:
+                self.client.zrem(self.DUE_REMINDERS, str(member))
+            else:
+                found.append(dict(json.loads(str(raw))))
+        return found
+
+    def take_reminder(self, reminder: Record, next_due: float) -> bool:
+        game_id, webhook_id, seat = reminder["game_id"], reminder["webhook_id"], reminder["seat"]
+        key = self._reminder_key(game_id, webhook_id, seat)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw = pipe.get(key)
+                stored = None if raw is None else json.loads(raw)
+                if stored is None or (stored["version"], stored["sent"]) != (
+                    reminder["version"],
+                    reminder["sent"],
+                ):
+                    pipe.unwatch()
+                    return False
+                stored.update(sent=stored["sent"] + 1, due_at=next_due)
+                pipe.multi()
+                pipe.set(key, json.dumps(stored))
+                pipe.zadd(
+                    self.DUE_REMINDERS, {_reminder_member(game_id, webhook_id, seat): next_due}
+                )
+                pipe.execute()
+            except redis.WatchError:
+                return False  # another sweep took it first
+        return True
+
     def close(self) -> None:
         self.client.close()
+
+
+def _reminder_member(game_id: str, webhook_id: str, seat: int) -> str:
+    """A reminder in the index of due reminders (JSON: game ids may hold any character)."""
+    return json.dumps([game_id, webhook_id, seat])
 
 
 def _takeable(delivery: Record | None, attempts: int, now: float, until: float) -> Record | None:

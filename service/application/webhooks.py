@@ -3,8 +3,9 @@ it is signed (docs/api.md, "Webhooks"; docs/security.md); ``service.workers.deli
 
 A webhook belongs to a seat or to the admin and sees only what its owner may see: a seat's
 webhook gets that seat's view of each event (``service.application.visibility``), its own
-"your turn" notices, and the end of the game. Each delivery is one JSON body POSTed to the
-webhook's URL with::
+"your turn" notices (after every event after which it must act, and reminders while it does
+not: ``service.workers.jobs.sweep``), and the end of the game. Each delivery is one JSON body
+POSTed to the webhook's URL with::
 
     Meeple-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, f"{t}.{body}")>
 
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from events.envelope import Envelope
+from service.application.live_status import GameHistory
 from service.application.visibility import seat_changes_hands, visible_envelope
 
 if TYPE_CHECKING:
@@ -367,29 +369,6 @@ def new_delivery(webhook: Record, kind: str, seq: int, payload: dict[str, Any]) 
     }
 
 
-class GameHistory:
-    """The statuses of a game at each version of a range, folded only when asked for."""
-
-    def __init__(self, folder: Any, game_id: str) -> None:
-        self.folder = folder
-        self.game_id = game_id
-        self._statuses: dict[int, dict[str, Any]] = {}
-
-    def status(self, version: int) -> dict[str, Any]:
-        if version not in self._statuses:
-            game = self.folder.load(self.game_id, at=version)
-            self._statuses[version] = dict(game.ruleset.status(game.state))
-            if game.open_seats:
-                # Nobody's turn while the game waits for its players (service.http.resources.lobby).
-                self._statuses[version].update(
-                    to_act=[], awaiting_system=None, waiting_for_players=True
-                )
-                self._statuses[version]["open_seats"] = game.open_seats
-            if self._statuses[version].get("finished"):
-                self._statuses[version]["result"] = game.ruleset.result(game.state)
-        return self._statuses[version]
-
-
 def deliveries_for(
     webhook: Record,
     envelopes: list[Envelope],
@@ -403,24 +382,29 @@ def deliveries_for(
     seat = owner.get("seat")
     admin = bool(owner.get("admin"))
     wanted = set(webhook["events"])
+    history.through(envelopes)
     made: list[Record] = []
     for envelope in envelopes:
         seq = int(envelope["seq"])
+        after = history.standing(seq)
+        # Beside its event, each delivery says where the game stands after it, and a seat's
+        # webhook whether that seat must act now (its own decision only: it may name its hand).
+        standing = after.message(None if admin else seat)
         if envelope["type"] in wanted:
             event = visible_envelope(envelope, seat, finished=finished, admin=admin, sealed=sealed)
-            made.append(new_delivery(webhook, envelope["type"], seq, {"event": event}))
+            made.append(new_delivery(webhook, envelope["type"], seq, {"event": event, **standing}))
         if "your_turn" in wanted:
-            before = set(history.status(seq - 1).get("to_act", []))
-            after = history.status(seq)
-            for entered in sorted(set(after.get("to_act", [])) - before):
-                if admin or entered == seat:
-                    notice = {"seat": entered, "status": _public_status(after)}
+            # Level-triggered: after every event after which the seat must act, not only
+            # when it becomes due, so a notice lost, or refused while a step was pending,
+            # is made up by the next one.
+            for due in sorted(after.decisions):
+                if admin or due == seat:
+                    notice = {**standing, "seat": due}
                     made.append(new_delivery(webhook, "your_turn", seq, notice))
-        if "game_finished" in wanted:
-            after = history.status(seq)
-            if after.get("finished") and not history.status(seq - 1).get("finished"):
-                payload = {"status": _public_status(after), "result": after.get("result")}
-                made.append(new_delivery(webhook, "game_finished", seq, payload))
+        ended = after.status.get("finished") and not history.status(seq - 1).get("finished")
+        if "game_finished" in wanted and ended:
+            payload = {**standing, "result": after.status.get("result")}
+            made.append(new_delivery(webhook, "game_finished", seq, payload))
         if seat_changes_hands(envelope, seat):
             break
     return made
@@ -434,10 +418,6 @@ def webhook_ends(webhook: Record, envelopes: list[Envelope]) -> bool:
     """
     seat = webhook["owner"].get("seat")
     return any(seat_changes_hands(envelope, seat) for envelope in envelopes)
-
-
-def _public_status(status: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in status.items() if key != "result"}
 
 
 #: What an attempt came to, as the delivery list shows it: never an exception's text, never

@@ -533,7 +533,11 @@ def _openapi_node(node: Any, prefix: str) -> Any:
 
 
 def _delivery_components(spec: APISpec) -> None:
-    """``WebhookDelivery``: the body POSTed to a webhook (the callback of createWebhook)."""
+    """``WebhookDelivery``: the body POSTed to a webhook (the callback of createWebhook); and
+    the data of the live stream's messages (``StreamEvent``, ``StreamTurn``)."""
+    for name, message in api_schemas.STREAM_MESSAGES.items():
+        if name not in spec.components.schemas:
+            spec.components.schema(name, schema=message)
     mapping: dict[str, str] = {}
     for kind, schema in api_schemas.WEBHOOK_DELIVERIES.items():
         name = schema_name(schema)

@@ -447,6 +447,38 @@ class ActionSchema(Schema):
 # -- webhook deliveries (service.application.webhooks): what a webhook's URL is POSTed -------------
 
 
+class LiveStatusSchema(GameStatusSchema):
+    """Where the game stands after the message's event (service.application.live_status)."""
+
+    result = fields.Dict(
+        metadata={
+            "description": "Once finished (and only then): the scores with their breakdown "
+            "and the ranking"
+        }
+    )
+
+
+class YouSchema(Schema):
+    """What a seat's own stream or webhook adds: whether that seat must act now."""
+
+    seat = fields.Integer(required=True, metadata={"description": "The stream's or webhook's seat"})
+    must_act = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "The game awaits this seat now (in to_act, no automatic step "
+            "pending, the game going on)"
+        },
+    )
+    decision = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={
+            "description": "The decision it faces, as legal-actions describes it (no types when "
+            "it need not act); list the actions with GET .../legal-actions"
+        },
+    )
+
+
 class _DeliveryFields(Schema):
     delivery_id = fields.String(
         required=True,
@@ -455,6 +487,15 @@ class _DeliveryFields(Schema):
     webhook_id = fields.String(required=True)
     game_id = fields.String(required=True)
     seq = fields.Integer(required=True, metadata={"description": "The event it is about"})
+    status = fields.Nested(
+        LiveStatusSchema,
+        required=True,
+        metadata={"description": "Where the game stands after the event"},
+    )
+    you = fields.Nested(
+        YouSchema,
+        metadata={"description": "A seat's webhook (not the admin's): that seat's own turn"},
+    )
 
 
 class WebhookEventDeliverySchema(_DeliveryFields):
@@ -467,21 +508,60 @@ class WebhookEventDeliverySchema(_DeliveryFields):
 
 
 class WebhookYourTurnDeliverySchema(_DeliveryFields):
-    """A seat is awaited (the admin's webhooks hear of every seat, a seat's of itself)."""
+    """A seat must act after this event (the admin's webhooks hear of every seat, a seat's of
+    itself): sent after every event after which it must act, and again as a reminder while
+    it does not (``reminder``)."""
 
     kind = fields.String(required=True, validate=validate.OneOf(["your_turn"]))
     seat = fields.Integer(required=True)
-    status = fields.Nested(GameStatusSchema, required=True)
+    reminder = fields.Integer(
+        metadata={
+            "description": "A reminder (1, 2, ...): the seat has not acted since the your_turn "
+            "of this seq (MEEPLE_YOUR_TURN_REMINDER, doubled each time)"
+        }
+    )
 
 
 class WebhookGameFinishedDeliverySchema(_DeliveryFields):
     """The game has ended."""
 
     kind = fields.String(required=True, validate=validate.OneOf(["game_finished"]))
-    status = fields.Nested(GameStatusSchema, required=True)
     result = fields.Dict(
         required=True, metadata={"description": "Scores with their breakdown and the ranking"}
     )
+
+
+# -- the live stream's messages (service.http.resources.stream): the data of each message ----
+
+
+class StreamEventSchema(EventSchema):
+    """The ``data`` of an event's message (``id: <seq>``, ``event: <type>``): the event as
+    ``GET .../events`` shows it, and beside its members where the game stands after it (not
+    part of the event: its ``hash`` covers the envelope's members alone)."""
+
+    status = fields.Nested(
+        LiveStatusSchema, required=True, metadata={"description": "The game after this event"}
+    )
+    you = fields.Nested(
+        YouSchema, metadata={"description": "On a seat's stream: that seat's own turn after it"}
+    )
+
+
+class StreamTurnSchema(Schema):
+    """The ``data`` of the ``event: turn`` message a stream opens with (no ``id``: it is not
+    an event, so Last-Event-ID keeps naming the last event): whose turn it is now."""
+
+    game_id = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "The game's version now"})
+    status = fields.Nested(LiveStatusSchema, required=True)
+    you = fields.Nested(YouSchema, metadata={"description": "On a seat's stream: its own turn"})
+
+
+#: The stream's message data, by name in openapi.yaml.
+STREAM_MESSAGES: dict[str, type[Schema]] = {
+    "StreamEvent": StreamEventSchema,
+    "StreamTurn": StreamTurnSchema,
+}
 
 
 #: Each ``kind`` of delivery and its body (a ``oneOf`` discriminated by ``kind``).

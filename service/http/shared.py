@@ -29,6 +29,7 @@ from service.application.auth import (
     resolve_viewer,
     token_hash,
 )
+from service.application.live_status import public_status
 from service.application.services import Services
 from service.http.errors import ApiError
 from service.http.json_input import MalformedJson
@@ -147,18 +148,8 @@ def not_modified(version: int) -> Response | None:
 
 
 def status_of(game: Game) -> dict[str, Any]:
-    status = game.ruleset.status(game.state)
-    # While a seat is open (the lobby) nobody acts and no automatic step runs.
-    waiting = bool(game.open_seats)
-    return {
-        "round": status.get("round"),
-        "phase": status.get("phase"),
-        "to_act": [] if waiting else list(status.get("to_act", [])),
-        "awaiting_system": None if waiting else status.get("awaiting_system"),
-        "finished": bool(status.get("finished")),
-        "waiting_for_players": waiting,
-        "open_seats": game.open_seats,
-    }
+    """The game's status as answers show it (``service.application.live_status``)."""
+    return public_status(game)
 
 
 # -- who asks --------------------------------------------------------------------------

@@ -38,6 +38,8 @@ from typing import Any
 import redis
 
 from events.envelope import Envelope
+from projections.fold import Game
+from service.application.live_status import Standing, fold_standings, standing
 from service.application.visibility import sealed_until
 
 log = logging.getLogger(__name__)
@@ -78,12 +80,17 @@ def end_all_streams() -> None:
 @dataclass(frozen=True)
 class FeedView:
     """A feed as one stream sees it at one moment: the folded version, whether the game is
-    over, its sealed part, and its latest events (contiguous, ending at ``version``)."""
+    over, its sealed part, its latest events (contiguous, ending at ``version``), and where
+    the game stood after each of them and stands now (``service.application.live_status``)."""
 
     version: int
     finished: bool
     sealed: int
     recent: tuple[Envelope, ...]
+    #: seq -> where the game stood after that event, for the events of ``recent``
+    standings: dict[int, Standing] = field(default_factory=dict)
+    #: where the game stands at ``version`` (None before the feed's first look)
+    current: Standing | None = None
 
     def after(self, cursor: int) -> list[Envelope] | None:
         """The events after ``cursor``, or None when they are older than the feed keeps."""
@@ -105,8 +112,12 @@ class GameFeed:
         self._started = False
         self._checked = 0.0
         self._view = FeedView(0, False, 0, ())
-        #: (seq, viewer key) -> the SSE message: each viewer kind's text is made once.
-        self._texts: dict[tuple[int, tuple[Any, ...]], str] = {}
+        #: the game at ``_view.version``, this feed's own: the next look folds its new events
+        #: on from it, recording where the game stood after each
+        self._game: Game | None = None
+        #: (seq, viewer key) -> the SSE message, and (version, viewer key, "turn") -> the turn
+        #: message: each viewer kind's text is made once.
+        self._texts: dict[tuple[Any, ...], str] = {}
         #: The latest notes (not events: an analysis's progress) and how many came in all.
         self.notes: list[dict[str, Any]] = []
         self.notes_seen = 0
@@ -166,25 +177,64 @@ class GameFeed:
                 self._texts[key] = found
         return found
 
+    def turn_text(
+        self, viewer: tuple[Any, ...], view: FeedView, make: Callable[[FeedView], str]
+    ) -> str:
+        """The ``turn`` message ``make`` makes of where the game stands at ``view`` for this
+        kind of ``viewer``, made once for all the streams of such viewers that open meanwhile."""
+        if view is not self._view:
+            return make(view)
+        key = (view.version, viewer, "turn")
+        found = self._texts.get(key)
+        if found is None:
+            found = self._texts[key] = make(view)
+        return found
+
     def _refresh(self, services: Any) -> None:
         old = self._view
         game = services.folder.load(self.game_id)
         finished = bool(game.ruleset.status(game.state).get("finished"))
+        standings: dict[int, Standing] = {}
         if self._started:
             start = max(old.version, game.version - KEEP)
             fresh = services.store.read(self.game_id, after=start, limit=game.version - start)
-            recent = [*old.recent, *fresh] if start == old.version else fresh
+            contiguous = start == old.version
+            recent = [*old.recent, *fresh] if contiguous else fresh
+            standings = dict(old.standings) if contiguous else {}
+            standings.update(self._standings(services, fresh, game))
         else:
             self._started = True
             recent = []
         recent = recent[-KEEP:]
-        self._view = FeedView(game.version, finished, sealed_until(game.meta), tuple(recent))
         oldest = recent[0]["seq"] if recent else game.version + 1
+        kept = {seq: found for seq, found in standings.items() if seq >= oldest}
+        current = kept.get(game.version) or standing(game)
+        self._view = FeedView(
+            game.version, finished, sealed_until(game.meta), tuple(recent), kept, current
+        )
+        self._game = game
         if finished != old.finished:
             self._texts.clear()  # every secret is shown once the game has ended
         else:
             for key in [key for key in self._texts if key[0] < oldest]:
                 del self._texts[key]
+
+    def _standings(self, services: Any, fresh: list[Envelope], game: Game) -> dict[int, Standing]:
+        """Where the game stood after each new event: the last is ``game`` itself; those
+        before it are folded on from the game this feed held (or loaded where they begin)."""
+        if not fresh or fresh[-1]["seq"] != game.version:
+            return {}
+        earlier = fresh[:-1]
+        found: dict[int, Standing] = {}
+        if earlier:
+            first = earlier[0]["seq"]
+            base = self._game
+            if base is None or base.version != first - 1:
+                base = services.folder.load(self.game_id, at=first - 1)
+            fetch, rebuild = services.folder.stepper(self.game_id)
+            found = fold_standings(base, earlier, fetch, rebuild)
+        found[game.version] = standing(game)
+        return found
 
 
 class Watcher:

@@ -119,6 +119,11 @@ class JobSettings:
     webhook_max_per_seat: int = 5
     #: MEEPLE_WEBHOOK_MAX_PER_GAME: webhooks the seats of one game may have together.
     webhook_max_per_game: int = 20
+    #: MEEPLE_YOUR_TURN_REMINDER: seconds after a your_turn before a seat that has not acted
+    #: is reminded (doubled for each next reminder); 0 sends no reminders.
+    your_turn_reminder: float = 60.0
+    #: MEEPLE_YOUR_TURN_REMINDERS: how many reminders one your_turn may bring at most.
+    your_turn_reminders: int = 5
     #: MEEPLE_STREAM_POLL: seconds between two checks of a streamed game's version in the
     #: store, per game and process (the backup of the push; a lost wake-up only delays).
     stream_poll: float = 10.0
@@ -332,6 +337,7 @@ def notify(services: Any, game_id: str, version: int) -> int:
                 created += len(deliveries)
                 for delivery in deliveries:
                     jobs.enqueue_delivery(game_id, delivery["id"], 1)
+                _remind_later(jobs, hook, history.standing(upto))
                 if notifications.webhook_ends(hook, mine):
                     # Its seat changed hands: what came before is sent, nothing after.
                     jobs.state.remove_webhook(game_id, hook["id"])
@@ -341,6 +347,53 @@ def notify(services: Any, game_id: str, version: int) -> int:
                 break  # removed meanwhile
             hook = again[0]
     return created
+
+
+def _remind_later(jobs: Jobs, hook: dict[str, Any], standing: Any) -> None:
+    """A seat's webhook that was just told ``your_turn`` is reminded later unless the seat
+    acts first; one whose seat need not act now is reminded of nothing."""
+    seat = hook["owner"].get("seat")
+    if seat is None or "your_turn" not in hook["events"]:
+        return
+    settings = jobs.settings
+    if standing.must_act(seat) and settings.your_turn_reminder > 0 and settings.your_turn_reminders:
+        due_at = time.time() + settings.your_turn_reminder
+        jobs.state.set_reminder(hook["game_id"], hook["id"], seat, standing.version, due_at)
+    else:
+        jobs.state.clear_reminder(hook["game_id"], hook["id"], seat)
+
+
+def remind(services: Any, reminder: dict[str, Any], now: float) -> bool:
+    """Send a due reminder (a ``your_turn`` with ``reminder``: its number), once, if the seat
+    still has not acted and the game has not moved on; whether it was sent."""
+    jobs: Jobs = services.jobs
+    settings = jobs.settings
+    game_id, seat, version = reminder["game_id"], reminder["seat"], reminder["version"]
+    hook = next(
+        (h for h in jobs.state.webhooks(game_id) if h["id"] == reminder["webhook_id"]), None
+    )
+    if (
+        hook is None
+        or reminder["sent"] >= settings.your_turn_reminders
+        or services.store.version(game_id) != version
+    ):
+        jobs.state.clear_reminder(game_id, reminder["webhook_id"], seat, version)
+        return False
+    number = reminder["sent"] + 1
+    # Taken first: of the sweeps that read it, one alone sends it.
+    if not jobs.state.take_reminder(reminder, now + settings.your_turn_reminder * 2**number):
+        return False
+    standing = notifications.GameHistory(services.folder, game_id).standing(version)
+    if not standing.must_act(seat):
+        jobs.state.clear_reminder(game_id, hook["id"], seat, version)
+        return False
+    notice = {**standing.message(seat), "seat": seat, "reminder": number}
+    delivery = notifications.new_delivery(hook, "your_turn", version, notice)
+    # Stored as notify stores its deliveries; a cursor moved meanwhile means the game moved on.
+    if not jobs.state.claim(hook, hook["cursor"], [delivery]):
+        return False
+    jobs.enqueue_delivery(game_id, delivery["id"], 1)
+    return True
 
 
 def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
@@ -377,8 +430,9 @@ def catch_up(services: Any) -> int:
 
 
 def sweep(services: Any) -> dict[str, int]:
-    """Run what a lost job left undone: steps due too long, retries whose time has come;
-    then catch the read models up. Safe to run anywhere, any number of times at once."""
+    """Run what a lost job left undone: steps due too long, your_turn reminders and retries
+    whose time has come; then catch the read models up. Safe to run anywhere, any number of
+    times at once."""
     jobs: Jobs = services.jobs
     now = time.time()
     steps = 0
@@ -392,6 +446,12 @@ def sweep(services: Any) -> dict[str, int]:
             steps += outcome.appended
         except Exception:
             log.exception("sweep: the step of game %s after %s failed", game_id, version)
+    reminded = 0
+    for reminder in jobs.state.reminders_due_before(now):
+        try:
+            reminded += remind(services, reminder, now)
+        except Exception:
+            log.exception("sweep: the reminder of game %s failed", reminder["game_id"])
     retries = 0
     for game_id, delivery_id in jobs.state.deliveries_due_before(now):
         delivery = jobs.state.delivery(game_id, delivery_id)
@@ -403,7 +463,7 @@ def sweep(services: Any) -> dict[str, int]:
     except Exception:
         log.exception("sweep: the read models could not catch up")
         read = 0
-    return {"steps": steps, "retries": retries, "read": read}
+    return {"steps": steps, "retries": retries, "read": read, "reminded": reminded}
 
 
 JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {

@@ -359,6 +359,7 @@ def test_the_seats_live_stream_tells_its_progress_and_no_other_stream_does(
     }
     for stream in streams.values():
         assert next(stream).startswith(b"retry:")
+        assert next(stream).startswith(b"event: turn\n")  # whose turn it is, first
     response = ask(client, game["id"], seat0, playouts=20)
     settle(services)
     told = next(streams["seat0"]).decode()

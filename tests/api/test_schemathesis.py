@@ -10,12 +10,14 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
 import yaml
 from flask import Flask
 from hypothesis import HealthCheck, given, settings
+from openapi_schema_validator import OAS30Validator
 from schemathesis import checks
 
 from service.bootstrap import Services, bootstrap
@@ -113,8 +115,9 @@ def test_every_operation_answers_as_openapi_yaml_says(app: Flask, method: str, p
 
 
 def test_each_stream_message_is_an_event_as_documented(app: Flask) -> None:
-    # The stream's messages, as openapi.yaml describes them: a first ``retry``, then for each
-    # event ``id: <seq>``, ``event: <its type>`` and ``data: <the Event as JSON>``.
+    # The stream's messages, as openapi.yaml describes them: a first ``retry``, an ``event:
+    # turn`` (a StreamTurn, no id), then for each event ``id: <seq>``, ``event: <its type>``
+    # and ``data: <a StreamEvent as JSON>`` (the Event, with ``status`` beside its members).
     assert {("GET", "/games/{game_id}/stream")} == STREAMS
     client = app.test_client()
     game = new_game(client)
@@ -128,12 +131,23 @@ def test_each_stream_message_is_an_event_as_documented(app: Flask) -> None:
         for block in response.content.decode().split("\n\n")
         if block.strip() and not block.startswith(":")
     ]
+    spec = yaml.safe_load(client.get("/openapi.yaml").get_data(as_text=True))
+
+    def valid(name: str, data: Any) -> None:
+        ref = {"$ref": f"#/components/schemas/{name}", "components": spec["components"]}
+        errors = [error.message for error in OAS30Validator(ref).iter_errors(data)]
+        assert errors == [], (name, data, errors)
+
     assert messages[0].keys() == {"retry"} and int(messages[0]["retry"]) > 0
+    assert messages[1].keys() == {"event", "data"} and messages[1]["event"] == "turn"
+    valid("StreamTurn", json.loads(messages[1]["data"]))
     events = client.get(f"/games/{game['id']}/events").json["events"]
-    assert len(messages) - 1 == len(events) > 0
-    for message, event in zip(messages[1:], events, strict=True):
+    assert len(messages) - 2 == len(events) > 0
+    for message, event in zip(messages[2:], events, strict=True):
         assert message.keys() == {"id", "event", "data"}
         sent = json.loads(message["data"])
+        valid("StreamEvent", sent)
         assert int(message["id"]) == sent["seq"] == event["seq"]
         assert message["event"] == sent["type"] == event["type"]
+        assert sent.pop("status")["finished"] is False
         assert sent == event

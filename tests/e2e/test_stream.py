@@ -41,8 +41,9 @@ def act(client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, 
     assert response.status_code == 201, response.json
 
 
-def parse(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The stream's messages (id, event, data) and its comment lines."""
+def parse(text: str, turns: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """The stream's messages (id, event, data) and its comment lines; the ``turn`` message a
+    stream opens with only when ``turns``."""
     messages, comments = [], []
     for block in text.split("\n\n"):
         message: dict[str, Any] = {}
@@ -52,7 +53,7 @@ def parse(text: str) -> tuple[list[dict[str, Any]], list[str]]:
             elif line:
                 name, _, value = line.partition(": ")
                 message[name] = value
-        if "data" in message:
+        if "data" in message and (turns or message.get("event") != "turn"):
             message["data"] = json.loads(message["data"])
             messages.append(message)
     return messages, comments
@@ -191,10 +192,73 @@ def test_an_append_reaches_a_connected_client_while_its_stream_is_open(
     assert response.status == 200
     assert response.readline() == b"retry: 2000\n"  # the stream is open and subscribed
     act(client, game, 0, {"type": "bid", "amount": 5})
-    lines = []
-    while not lines or lines[-1] != b"\n" or not any(line.startswith(b"data") for line in lines):
+    lines: list[bytes] = []
+    while not lines or lines[-1] != b"\n" or not any(line.startswith(b"id") for line in lines):
         lines.append(response.readline())
     message = parse(b"".join(lines).decode())[0][0]
     assert (message["id"], message["event"]) == ("2", "action")
     assert message["data"]["secret"] is None
     connection.close()
+
+
+def test_each_message_carries_the_game_after_its_event_and_whether_the_seat_must_act(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    ann = bearer(game["seats"][0]["token"])
+    messages, _ = read_stream(client, game, query_string={"after": 0}, headers=ann)
+    by_seq = {int(message["id"]): message["data"] for message in messages}
+    assert by_seq[1]["status"]["to_act"] == [0, 1]
+    assert by_seq[1]["you"]["must_act"] is True
+    assert [kind["type"] for kind in by_seq[1]["you"]["decision"]["types"]] == ["bid"]
+    # After her own bid Ann waits; after Bob's the reveal is pending; after it Ann plays.
+    assert by_seq[2]["status"]["to_act"] == [1]
+    assert by_seq[2]["you"] == {"seat": 0, "must_act": False, "decision": {"types": []}}
+    assert by_seq[3]["status"]["awaiting_system"] == "reveal_bids"
+    assert by_seq[3]["you"]["must_act"] is False
+    assert by_seq[4]["status"]["to_act"] == [0] and by_seq[4]["status"]["phase"] == "turns"
+    assert by_seq[4]["you"]["must_act"] is True
+    decision = by_seq[4]["you"]["decision"]["types"]
+    answer = client.get(f"/games/{game['id']}/legal-actions", headers=ann).json
+    assert decision == answer["decision"]["types"]  # the summary legal-actions gives
+    assert by_seq[4]["status"]["finished"] is False and "result" not in by_seq[4]["status"]
+
+
+def test_another_seats_stream_never_sees_this_seats_decision(
+    client: FlaskClient, services: Services
+) -> None:
+    """After the reveal Ann is to play a card of her hand; what her decision lists (her
+    cards) reaches neither Bob's stream nor a spectator's."""
+    game = new_game(client)
+    bid_twice(client, services, game)
+    bob = read_stream(
+        client, game, query_string={"after": 0}, headers=bearer(game["seats"][1]["token"])
+    )[0]
+    spectator = read_stream(client, game, query_string={"after": 0})[0]
+    assert {message["data"]["you"]["seat"] for message in bob} == {1}
+    assert bob[-1]["data"]["you"] == {"seat": 1, "must_act": False, "decision": {"types": []}}
+    assert bob[-1]["data"]["status"]["to_act"] == [0]
+    assert all("you" not in message["data"] for message in spectator)
+    for messages in (bob, spectator):
+        assert '"play"' not in json.dumps([message["data"] for message in messages])
+
+
+def test_a_reconnecting_stream_first_says_whose_turn_it_is(
+    client: FlaskClient, services: Services
+) -> None:
+    game = new_game(client)
+    bid_twice(client, services, game)
+    ann = bearer(game["seats"][0]["token"])
+    response = client.get(f"/games/{game['id']}/stream", headers={"Last-Event-ID": "2", **ann})
+    messages, _ = parse(response.get_data(as_text=True), turns=True)
+    first = messages[0]
+    assert first["event"] == "turn" and "id" not in first  # Last-Event-ID keeps naming 2
+    assert first["data"]["version"] == 4
+    assert first["data"]["status"]["to_act"] == [0]
+    assert first["data"]["you"]["must_act"] is True
+    assert [m["id"] for m in messages[1:]] == ["3", "4"]
+    # A stream that starts from now on, and a spectator's, open the same way.
+    fresh = parse(client.get(f"/games/{game['id']}/stream").get_data(as_text=True), turns=True)
+    assert [m["event"] for m in fresh[0]] == ["turn"]
+    assert "you" not in fresh[0][0]["data"]

@@ -21,6 +21,7 @@ from openapi_schema_validator import OAS30Validator
 from service.application.webhooks import SIGNATURE_HEADER, WEBHOOK_EVENTS, verify_signature
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
+from service.workers import jobs as jobs_module
 from tests.api.conftest import bearer, new_game
 from tests.api.test_openapi import OPENAPI_FILE
 
@@ -268,8 +269,9 @@ def test_a_seats_webhook_sees_only_what_that_seat_may_see_and_its_turn(
     assert services.jobs.wait_idle(30)
     bodies = sorted(receiver.bodies(), key=lambda body: (body["seq"], body["kind"]))
     kinds = [(body["seq"], body["kind"]) for body in bodies]
-    assert kinds == [(2, "action"), (3, "action"), (4, "system")]
-    anns_bid, bobs_bid = bodies[0]["event"], bodies[1]["event"]
+    # Bob is still to bid after Ann's bid: your_turn after it (level-triggered).
+    assert kinds == [(2, "action"), (2, "your_turn"), (3, "action"), (4, "system")]
+    anns_bid, bobs_bid = bodies[0]["event"], bodies[2]["event"]
     assert anns_bid["redacted"] is True and anns_bid["secret"] is None
     assert bobs_bid["secret"]["action"]["amount"] == 4
     assert all(body["game_id"] == game["id"] for body in bodies)
@@ -370,3 +372,127 @@ def test_every_delivery_is_what_openapi_yaml_says_a_webhook_receives(
     assert set(spec["components"]["schemas"][mapping]["discriminator"]["mapping"]) == set(
         WEBHOOK_EVENTS
     )
+
+
+def test_a_delivery_carries_the_game_after_its_event_and_whether_the_seat_must_act(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["action", "system"])
+    register(client, game, ADMIN_KEY, receiver.url, ["system"])
+    act(client, game, 0, {"type": "bid", "amount": 9})
+    act(client, game, 1, {"type": "bid", "amount": 4})
+    receiver.wait_for(lambda bodies: sum(body["kind"] == "system" for body in bodies) == 2)
+    assert services.jobs.wait_idle(30)
+    mine = {body["seq"]: body for body in receiver.bodies() if "you" in body}
+    assert mine[2]["status"]["to_act"] == [1]
+    assert mine[2]["you"] == {"seat": 0, "must_act": False, "decision": {"types": []}}
+    assert mine[3]["status"]["awaiting_system"] == "reveal_bids"
+    assert mine[4]["status"]["to_act"] == [0] and mine[4]["you"]["must_act"] is True
+    legal = client.get(f"/games/{game['id']}/legal-actions", headers=bearer(ann)).json
+    assert mine[4]["you"]["decision"] == legal["decision"]
+    admins = [body for body in receiver.bodies() if "you" not in body]
+    assert [body["seq"] for body in admins] == [4]  # the admin's: the status, no seat's turn
+    assert admins[0]["status"] == mine[4]["status"]
+
+
+def test_your_turn_is_sent_after_every_event_after_which_the_seat_must_act(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    """Level-triggered: Bob is still awaited after Ann's bid, and is told so again."""
+    game = new_game(client)
+    register(client, game, game["seats"][1]["token"], receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    notice = receiver.bodies()[0]
+    assert (notice["kind"], notice["seq"], notice["seat"]) == ("your_turn", 2, 1)
+    assert notice["you"]["must_act"] is True
+    assert [kind["type"] for kind in notice["you"]["decision"]["types"]] == ["bid"]
+
+
+def test_a_seat_refused_while_a_step_was_pending_hears_its_turn_once_the_step_lands(
+    client: FlaskClient, services: Services, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    step = jobs_module.JOB_FUNCTIONS["system_step"]
+
+    def held_step(*args: Any) -> Any:
+        assert release.wait(30)
+        return step(*args)
+
+    monkeypatch.setitem(jobs_module.JOB_FUNCTIONS, "system_step", held_step)
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    refused = client.post(
+        f"/games/{game['id']}/actions", json={"type": "draw"}, headers=bearer(ann)
+    )
+    assert refused.status_code == 409 and refused.json["code"] == "awaiting_system_step"
+    release.set()
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    assert services.jobs.wait_idle(30)
+    notice = receiver.bodies()[0]
+    assert (notice["kind"], notice["seq"], notice["seat"]) == ("your_turn", 4, 0)
+    assert notice["status"]["awaiting_system"] is None and notice["you"]["must_act"] is True
+    assert (
+        client.post(
+            f"/games/{game['id']}/actions", json={"type": "draw"}, headers=bearer(ann)
+        ).status_code
+        == 201
+    )
+
+
+def sweep_until(services: Services, done: Callable[[], bool]) -> None:
+    """Drive the sweep by hand (as the workers' loop does) until ``done``."""
+    deadline = time.monotonic() + 30
+    while not done():
+        assert time.monotonic() < deadline, "the sweep never got there"
+        jobs_module.sweep(services)
+        assert services.jobs.wait_idle(30)
+        time.sleep(0.01)
+
+
+def reminders(receiver: Receiver) -> list[dict[str, Any]]:
+    return [body for body in receiver.bodies() if "reminder" in body]
+
+
+def test_a_seat_that_does_not_act_is_reminded_a_bounded_number_of_times(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    services.jobs.settings = replace(
+        services.jobs.settings, your_turn_reminder=0.01, your_turn_reminders=3
+    )
+    game = new_game(client)
+    register(client, game, game["seats"][0]["token"], receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    receiver.wait_for(lambda bodies: len(bodies) >= 1)  # your_turn after the reveal
+    state = services.jobs.state
+    sweep_until(services, lambda: state.reminders_due_before(time.time() + 3600) == [])
+    sent = reminders(receiver)
+    assert [body["reminder"] for body in sent] == [1, 2, 3]
+    for body in sent:
+        assert (body["kind"], body["seq"], body["seat"]) == ("your_turn", 4, 0)
+        assert body["you"]["must_act"] is True and body["status"]["to_act"] == [0]
+
+
+def test_a_reminder_is_not_sent_once_the_seat_has_acted(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, your_turn_reminder=3600)
+    game = new_game(client)
+    register(client, game, game["seats"][0]["token"], receiver.url, ["your_turn"])
+    act(client, game, 0, {"type": "bid", "amount": 2})
+    act(client, game, 1, {"type": "bid", "amount": 3})
+    receiver.wait_for(lambda bodies: len(bodies) == 1)
+    state = services.jobs.state
+    assert [r["version"] for r in state.reminders_due_before(time.time() + 7200)] == [4]
+    act(client, game, 0, {"type": "draw"})  # Ann acts: Bob is to act, not Ann
+    assert services.jobs.wait_idle(30)
+    assert state.reminders_due_before(time.time() + 7200) == []
+    jobs_module.sweep(services)
+    assert services.jobs.wait_idle(30)
+    assert reminders(receiver) == []

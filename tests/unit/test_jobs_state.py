@@ -308,3 +308,31 @@ def test_due_steps_left_in_the_jobs_file_move_beside_the_events(tmp_path: Path) 
     emptied = SQLiteJobState(jobs_file)
     assert emptied.due_since_before(2.0) == []
     emptied.close()
+
+
+def test_a_reminder_is_taken_once_for_each_time_it_falls_due_and_a_newer_one_replaces_it(
+    state: JobState,
+) -> None:
+    state.set_reminder("g1", "w1", 0, version=4, due_at=100.0)
+    state.set_reminder("g2", "w2", 1, version=7, due_at=300.0)
+    assert state.reminders_due_before(50.0) == []
+    (due,) = state.reminders_due_before(200.0)
+    assert (due["game_id"], due["webhook_id"], due["seat"], due["version"], due["sent"]) == (
+        "g1",
+        "w1",
+        0,
+        4,
+        0,
+    )
+    assert state.take_reminder(due, next_due=400.0) is True
+    assert state.take_reminder(due, next_due=400.0) is False  # another sweep took it first
+    again = [r for r in state.reminders_due_before(500.0) if r["game_id"] == "g1"]
+    assert [(r["sent"], r["due_at"]) for r in again] == [(1, 400.0)]
+    # A your_turn after a later event starts over; clearing an older version leaves it.
+    state.set_reminder("g1", "w1", 0, version=6, due_at=150.0)
+    assert state.take_reminder(again[0], next_due=800.0) is False
+    state.clear_reminder("g1", "w1", 0, version=4)
+    assert [r["version"] for r in state.reminders_due_before(200.0)] == [6]
+    state.clear_reminder("g1", "w1", 0)
+    state.clear_reminder("g2", "w2", 1, version=7)
+    assert state.reminders_due_before(10_000.0) == []

@@ -111,3 +111,27 @@ def test_an_ipv6_client_is_counted_by_its_64_network() -> None:
     assert client_address("::ffff:192.0.2.7") == "192.0.2.7"
     assert client_address("192.0.2.7") == "192.0.2.7"
     assert client_address(None) == "unknown"
+
+
+def test_a_feed_keeps_where_the_game_stood_after_each_event_of_a_batch(
+    services: FakeServices,
+) -> None:
+    """Both bids and the reveal reach the feed in one look: each event keeps the status
+    after it, not the latest."""
+    from tests.unit.test_jobs import system_step
+
+    create_game(services, "g3")
+    watcher = services.jobs.subscribe("g3")
+    assert watcher.view(services, 60).current is not None
+    act(services, "g3", 0, {"type": "bid", "amount": 2})
+    version = act(services, "g3", 1, {"type": "bid", "amount": 3})
+    system_step(services, "g3", version)
+    view = watcher.view(services, 60)
+    assert [e["seq"] for e in view.after(1) or []] == [2, 3, 4]
+    statuses = {seq: view.standings[seq].status for seq in (2, 3, 4)}
+    assert statuses[2]["to_act"] == [1]
+    assert statuses[3]["awaiting_system"] == "reveal_bids"
+    assert statuses[4]["to_act"] == [0]
+    assert view.standings[4].must_act(0) and not view.standings[3].must_act(0)
+    assert view.current is view.standings[4]
+    watcher.close()

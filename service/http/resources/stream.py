@@ -34,6 +34,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from events.envelope import Envelope
 from service.application import commands
 from service.application.auth import Viewer, resolve_viewer
+from service.application.live_status import GameHistory
 from service.application.visibility import seat_changes_hands, visible_envelope
 from service.http.errors import ApiError
 from service.http.shared import client_address
@@ -55,9 +56,11 @@ class StreamQuerySchema(Schema):
     )
 
 
-def format_event(envelope: dict[str, Any]) -> str:
-    """One SSE message; JSON has no raw newlines, so ``data`` is always one line."""
-    data = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+def format_event(envelope: dict[str, Any], standing: dict[str, Any] | None = None) -> str:
+    """One SSE message: the event and, beside its members, where the game stands after it
+    (``status``, and ``you`` on a seat's stream). JSON has no raw newlines, so ``data`` is
+    always one line."""
+    data = json.dumps({**envelope, **(standing or {})}, ensure_ascii=False, separators=(",", ":"))
     return f"id: {envelope['seq']}\nevent: {envelope['type']}\ndata: {data}\n\n"
 
 
@@ -93,16 +96,20 @@ def stream(game_id: str) -> Response:
       summary: Live events (Server-Sent Events)
       description: >
         ``text/event-stream`` of the game's events as the viewer may see them: each message
-        has ``id`` (the event's seq), ``event`` (its type) and ``data`` (the envelope as
-        JSON, as ``GET /games/{id}/events`` shows it). Resume with ``Last-Event-ID``;
-        ``after`` starts after a given seq; without either, only new events are sent. Lines
-        starting with ``:`` are comments (heartbeats). The server ends a stream after a while
-        (``MEEPLE_STREAM_MAX_SECONDS``, with a last comment saying so) and once a finished
-        game's last event is sent; reconnect with ``Last-Event-ID`` (EventSource does so by
-        itself) and nothing is missed. A seat's stream also ends at a ``seat_changed`` event
-        of its seat (left, joined, given to a bot, its token renewed): its token no longer
-        speaks for the seat. Open streams are capped per client address and per
-        game: over a cap, 429 ``too_many_streams`` with ``Retry-After``.
+        has ``id`` (the event's seq), ``event`` (its type) and ``data`` (a StreamEvent: the
+        envelope as JSON, as ``GET /games/{id}/events`` shows it, with beside its members the
+        game's ``status`` after that event and, on a seat's stream, ``you``: whether that seat
+        must act then and the decision it faces, as legal-actions describes it). Every stream,
+        however it starts, first sends an ``event: turn`` message without ``id`` (a
+        StreamTurn: the game's version, ``status`` and ``you`` now). Resume with
+        ``Last-Event-ID``; ``after`` starts after a given seq; without either, only new events
+        are sent. Lines starting with ``:`` are comments (heartbeats). The server ends a
+        stream after a while (``MEEPLE_STREAM_MAX_SECONDS``, with a last comment saying so)
+        and once a finished game's last event is sent; reconnect with ``Last-Event-ID``
+        (EventSource does so by itself) and nothing is missed. A seat's stream also ends at a
+        ``seat_changed`` event of its seat (left, joined, given to a bot, its token renewed):
+        its token no longer speaks for the seat. Open streams are capped per client address
+        and per game: over a cap, 429 ``too_many_streams`` with ``Retry-After``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
         - {in: header, name: Last-Event-ID, required: false, schema: {type: string},
@@ -118,15 +125,20 @@ def stream(game_id: str) -> Response:
                 type: string
                 description: >
                   Server-Sent Events (read them with an SSE client, not as one document):
-                  a first ``retry: <ms>`` message, then one message an event, messages
+                  a first ``retry: <ms>`` message, then ``event: turn`` with ``data: <a
+                  StreamTurn as JSON>`` (no ``id``), then one message an event, messages
                   separated by a blank line, each of ``id: <seq>``, ``event: <the event's
-                  type>`` and ``data: <the event as JSON>`` (an Event, as ``GET
-                  /games/{id}/events`` shows it); lines starting with ``:`` are comments
+                  type>`` and ``data: <a StreamEvent as JSON>`` (the Event, as ``GET
+                  /games/{id}/events`` shows it, with ``status`` and, on a seat's stream,
+                  ``you`` beside its members); lines starting with ``:`` are comments
                   (heartbeats, and a last one when the server ends the stream).
               example: |
+                event: turn
+                data: {"game_id": "g1", "version": 2, "status": {"to_act": [1], "...": "..."}}
+
                 id: 3
                 event: action
-                data: {"game_id": "g1", "seq": 3, "type": "action", "...": "..."}
+                data: {"game_id": "g1", "seq": 3, "type": "action", "...": "...", "status": {}}
 
         400: BadRequest
         401: Unauthorized
@@ -220,7 +232,14 @@ def _events(
     began = time.monotonic()
     kind = (viewer.seat, viewer.admin, viewer.holder)
 
+    # A seat's stream ends where its seat changes hands (the admin's and a branch holder's
+    # speak for no one seat's token); it alone hears its seat's decisions (``you``).
+    mine = viewer.seat if not (viewer.admin or viewer.holder) else None
+    #: where the game stood after events older than the feed keeps (a resume from long ago)
+    history = GameHistory(services.folder, game_id)
+
     def message(envelope: Envelope, view: FeedView) -> str:
+        found = view.standings.get(envelope["seq"]) or history.standing(envelope["seq"])
         return format_event(
             visible_envelope(
                 envelope,
@@ -229,12 +248,9 @@ def _events(
                 admin=viewer.admin,
                 sealed=view.sealed,
                 every_seat=viewer.holder,
-            )
+            ),
+            found.message(mine),
         )
-
-    # A seat's stream ends where its seat changes hands (the admin's and a branch holder's
-    # speak for no one seat's token).
-    mine = viewer.seat if not (viewer.admin or viewer.holder) else None
 
     def changes_hands(envelope: Envelope) -> bool:
         return seat_changes_hands(envelope, mine)
@@ -243,6 +259,9 @@ def _events(
     notes_seen = watcher.feed.notes_seen
     try:
         yield f"retry: {RECONNECT_MS}\n\n"
+        # Whoever opens or resumes a stream first learns whose turn it is now.
+        first = watcher.view(services, settings.stream_poll)
+        yield watcher.feed.turn_text(kind, first, lambda view: format_turn(game_id, view, mine))
         quiet_since = began
         cursor = after
         while True:
@@ -260,6 +279,7 @@ def _events(
                 batch = services.store.read(
                     game_id, after=cursor, limit=min(PAGE, view.version - cursor)
                 )
+                history.through(batch)  # one fold along the page, not one load per event
             if batch:
                 feed = watcher.feed
                 ends = next((i for i, e in enumerate(batch) if changes_hands(e)), None)
@@ -290,6 +310,19 @@ def _events(
     finally:
         watcher.close()
         slot.release()
+
+
+def format_turn(game_id: str, view: FeedView, seat: int | None) -> str:
+    """The ``turn`` message a stream opens with: where the game stands now (no ``id``: it is
+    not an event, and Last-Event-ID keeps naming the last event)."""
+    current = view.current
+    assert current is not None  # the view has been looked at
+    data = json.dumps(
+        {"game_id": game_id, "version": view.version, **current.message(seat)},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return f"event: turn\ndata: {data}\n\n"
 
 
 def format_note(note: dict[str, Any]) -> str:
