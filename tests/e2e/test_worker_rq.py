@@ -334,6 +334,9 @@ def test_a_stream_is_woken_by_an_append_in_another_process_through_redis(
             headers=bearer(token),
         )
         assert posted.status_code == 201
+        # The stream first says whose turn it is (docs/api.md), then the event.
+        turn = next(chunks).decode()
+        assert turn.startswith("event: turn\n"), turn
         message = next(chunks).decode()
         assert message.startswith("id: 2\nevent: action\n")
         response.close()
