@@ -135,6 +135,11 @@ class JobSettings:
     #: MEEPLE_STREAM_CHECK_INTERVAL: seconds between two checks that a stream's client is
     #: still connected (a closed connection ends the stream and frees its slot).
     stream_check_interval: float = 2.0
+    #: MEEPLE_STREAM_WRITE_TIMEOUT: seconds a stream's write may wait for a client that does
+    #: not read; past them the stream is dropped (service.http.resources.stream.bound_writes).
+    stream_write_timeout: float = 30.0
+    #: MEEPLE_STREAM_SEND_BUFFER: bytes of a stream socket's send buffer.
+    stream_send_buffer: int = 65536
     #: MEEPLE_STREAMS_PER_ADDRESS: open streams allowed from one client address.
     streams_per_address: int = 32
     #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.

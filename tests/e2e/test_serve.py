@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -16,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 MEEPLE = Path(sys.executable).with_name("meeple")
@@ -144,3 +147,59 @@ def test_a_bot_thinking_at_the_largest_budget_stalls_no_request_and_no_stop(
         status, still = call(f"{base}/games/{thinking['id']}")
         assert status == 200 and not still["status"]["finished"]
     # ``serving`` stopped the server (SIGTERM, exit 0) with the bots mid-search.
+
+
+def test_a_stream_whose_client_stops_reading_is_dropped_and_frees_its_place(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A client that opens a live stream and never reads it fills its socket's buffers; the
+    stream's next write waits ``MEEPLE_STREAM_WRITE_TIMEOUT`` at most, then the server drops
+    it, and its place under the caps is free for another stream."""
+    settings = {
+        "MEEPLE_RATE_LIMITS": "off",
+        "MEEPLE_STREAMS_PER_ADDRESS": "1",
+        "MEEPLE_STREAM_WRITE_TIMEOUT": "1",
+        "MEEPLE_STREAM_SEND_BUFFER": "4096",
+    }
+    with serving(tmp_path, **settings) as base:
+        # Impendium: random play takes dozens of rounds to end it, far more than needed here.
+        status, game = call(f"{base}/games", {"ruleset": "impendium", "players": ["Ann", "Bob"]})
+        assert status == 201, game
+        port = int(base.rsplit(":", 1)[1])
+        stuck = socket.socket()
+        request.addfinalizer(stuck.close)
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # before connect: no tuning
+        stuck.connect(("127.0.0.1", port))
+        stuck.sendall(f"GET /games/{game['id']}/stream HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+
+        def open_stream() -> int:
+            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                probe.request("GET", f"/games/{game['id']}/stream")
+                return probe.getresponse().status
+            finally:
+                probe.close()
+
+        deadline = time.monotonic() + 60
+        while open_stream() != 429:  # the stuck stream holds the one place
+            assert time.monotonic() < deadline, "the stuck stream never took its place"
+        tokens = {seat["seat"]: seat["token"] for seat in game["seats"]}
+        rng = random.Random(5)
+        for _ in range(300):
+            status, now = call(f"{base}/games/{game['id']}")
+            assert not now["status"]["finished"], "the game ended: its stream ends by itself"
+            if not now["status"]["to_act"]:
+                time.sleep(0.05)
+                continue
+            seat = now["status"]["to_act"][0]
+            status, legal = call(f"{base}/games/{game['id']}/legal-actions", token=tokens[seat])
+            if legal.get("actions"):
+                action = rng.choice(legal["actions"])
+                call(f"{base}/games/{game['id']}/actions", action, tokens[seat])
+            if open_stream() == 200:
+                break
+        # Dropped: another stream may open now (within a write timeout of the buffers filling).
+        deadline = time.monotonic() + 60
+        while open_stream() != 200:
+            assert time.monotonic() < deadline, "the stream that nobody reads was never dropped"
+            time.sleep(0.2)

@@ -21,11 +21,12 @@ telling the client to reconnect with ``Last-Event-ID``, which misses nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, request
@@ -152,9 +153,10 @@ def stream(game_id: str) -> Response:
     after = _start_after(game.version)
     slot = _take_slot(services, game_id)
     client = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
+    restore = bound_writes(client, services.jobs.settings)
     events = _events(services, game_id, viewer, after, slot, client)
     return Response(
-        StreamBody(events, slot),
+        StreamBody(events, slot, restore),
         mimetype="text/event-stream",
         headers={
             "Cache-Control": "no-cache",
@@ -190,9 +192,12 @@ class StreamBody:
     """The response body: the stream's messages; closing it (the server does, however the
     stream ended, even before its first message) gives its slot back."""
 
-    def __init__(self, events: Iterator[str], slot: Slot) -> None:
+    def __init__(
+        self, events: Iterator[str], slot: Slot, restore: Callable[[], None] | None = None
+    ) -> None:
         self._events = events
         self._slot = slot
+        self._restore = restore
 
     def __iter__(self) -> Iterator[str]:
         return self._events
@@ -204,6 +209,32 @@ class StreamBody:
                 close()
         finally:
             self._slot.release()
+            if self._restore is not None:
+                self._restore()
+
+
+def bound_writes(client: Any, settings: Any) -> Callable[[], None] | None:
+    """A consumer that stops reading is dropped, not waited for: the stream's socket gets a
+    send buffer of ``MEEPLE_STREAM_SEND_BUFFER`` bytes (a stream carries little, and ten
+    thousand streams must not hold gigabytes of kernel memory) and its writes a timeout of
+    ``MEEPLE_STREAM_WRITE_TIMEOUT`` seconds: a write that waits longer fails, the server
+    closes the connection and the stream's slot is free again. Under gevent only the stream's
+    own greenlet ever waits, so nobody else is slowed meanwhile. What undoes it (the
+    connection may serve another request after the stream), or None without a socket."""
+    if client is None or not hasattr(client, "settimeout"):
+        return None
+    try:
+        previous = client.gettimeout()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.stream_send_buffer)
+        client.settimeout(settings.stream_write_timeout)
+    except OSError:
+        return None
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            client.settimeout(previous)
+
+    return restore
 
 
 def client_gone(client: Any) -> bool:
