@@ -27,7 +27,8 @@ PATIENCE = 10.0
 
 
 def messages(raw: bytes) -> list[dict[str, Any]]:
-    """The SSE messages (``id``, ``event``, ``data``) in a stream's body; comments skipped."""
+    """The events' SSE messages (``id``, ``event``, ``data``) in a stream's body; comments
+    and the opening ``turn`` message (no ``id``: not an event) skipped."""
     found = []
     for block in raw.decode().split("\n\n"):
         message: dict[str, Any] = {}
@@ -35,7 +36,7 @@ def messages(raw: bytes) -> list[dict[str, Any]]:
             name, _, value = line.partition(": ")
             if name in ("id", "event", "data"):
                 message[name] = value
-        if "data" in message:
+        if "data" in message and "id" in message:
             message["data"] = json.loads(message["data"])
             found.append(message)
     return found
