@@ -470,6 +470,8 @@ def test_a_seat_that_does_not_act_is_reminded_a_bounded_number_of_times(
     act(client, game, 0, {"type": "bid", "amount": 2})
     act(client, game, 1, {"type": "bid", "amount": 3})
     receiver.wait_for(lambda bodies: len(bodies) >= 1)  # your_turn after the reveal
+    # The notice job stores the reminder after it starts the delivery: let it finish.
+    assert services.jobs.wait_idle(30)
     state = services.jobs.state
     sweep_until(services, lambda: state.reminders_due_before(time.time() + 3600) == [])
     sent = reminders(receiver)
@@ -488,6 +490,8 @@ def test_a_reminder_is_not_sent_once_the_seat_has_acted(
     act(client, game, 0, {"type": "bid", "amount": 2})
     act(client, game, 1, {"type": "bid", "amount": 3})
     receiver.wait_for(lambda bodies: len(bodies) == 1)
+    # The notice job stores the reminder after it starts the delivery: let it finish.
+    assert services.jobs.wait_idle(30)
     state = services.jobs.state
     assert [r["version"] for r in state.reminders_due_before(time.time() + 7200)] == [4]
     act(client, game, 0, {"type": "draw"})  # Ann acts: Bob is to act, not Ann
