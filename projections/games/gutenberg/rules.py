@@ -255,8 +255,9 @@ class Gutenberg(Ruleset):
     def reveals_hidden(self, before: State, action: Action) -> bool:
         """Automatic steps reveal; a seat's action reveals when it draws from a deck (an
         order or gears drawn for a reward) or from the bag (the inks a reward shows), directly
-        or down a chain of rewards. Every draw from the bag, and every reshuffle, takes the
-        game's randomness, so a trial that consumes any has revealed something."""
+        or down a chain of rewards, and when it keeps some of the cards it drew (the others
+        then see them). Every draw from the bag, and every reshuffle, takes the game's
+        randomness, so a trial that consumes any has revealed something."""
         if action.get("seat") is None:
             return True
         trial = copy_state(before)
@@ -267,9 +268,13 @@ class Gutenberg(Ruleset):
         except IllegalAction:
             return False
         drew_at_random = luck.getstate() != untouched
-        return drew_at_random or any(
-            trial["decks"][name]["draw_pile"] != deck["draw_pile"]
-            for name, deck in before["decks"].items()
+        return (
+            drew_at_random
+            or any(
+                trial["decks"][name]["draw_pile"] != deck["draw_pile"]
+                for name, deck in before["decks"].items()
+            )
+            or _shows_cards_drawn(before, trial)
         )
 
     def summarize(self, state: State, action: Action) -> str:
@@ -287,6 +292,16 @@ class Gutenberg(Ruleset):
         if expected is None or expected != {k: v for k, v in action.items() if k != "seat"}:
             raise IllegalAction("no_system_step", "That automatic step is not due now.")
         _SYSTEM[expected["type"]](state, rng)
+
+
+def _shows_cards_drawn(before: State, after: State) -> bool:
+    """Whether a choice among cards only their drawer saw (an order's or Carola Guillard's
+    gears) was resolved: the cards kept go in front of the player, the rest face up on the
+    discard pile, so every other seat now sees what was drawn."""
+    return any(
+        pending["kind"] in view.DRAWN_KEYS and pending not in after["pending"]
+        for pending in before["pending"]
+    )
 
 
 # -- players ------------------------------------------------------------------------------

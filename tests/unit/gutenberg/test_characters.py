@@ -285,3 +285,12 @@ def test_aldus_manutius_ignores_a_type_only_when_one_is_missing():
     ]
     action = {"type": "fulfill_orders", "orders": batch, "ignore": {"slot": 0, "letter": "A"}}
     assert refused(state, 0, action) == "ignore_not_needed"
+
+
+def test_keeping_gears_shows_the_others_what_was_drawn_so_it_cannot_be_undone():
+    # The kept gears are installed in front of the player and the rest go on the discard
+    # pile face up: the other seats see the four drawn gears, which only Guillard had seen.
+    state = _revealed("guillard")
+    drawn = state["pending"][0]["gears"]
+    keep = {"type": "keep_gears", "gears": drawn[:2], "rotations": [0, 0], "seat": 0}
+    assert GUTENBERG.reveals_hidden(state, keep)

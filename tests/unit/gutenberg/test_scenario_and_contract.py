@@ -201,6 +201,27 @@ def test_a_draw_or_a_reveal_marks_the_step_as_revealing():
     assert not GUTENBERG.reveals_hidden(state, {"type": "buy_type", "letter": "E", "seat": 0})
 
 
+def test_keeping_a_drawn_order_shows_it_to_the_others_so_it_cannot_be_undone():
+    # "they draw 2 printing and 2 refinement cards from their decks and chooses 1 of each type
+    # to keep. The unchosen cards are discarded": the kept order lies in front of the player
+    # and the others on the discard pile, face up.
+    state = at_row(in_round(2), "patronage")
+    act(state, 0, {"type": "patronage_reward", "reward": "order"})
+    head = state["pending"][0]
+    assert head["kind"] == "order" and GUTENBERG.view(state, 1)["pending"][0]["printing"] == 2
+    keep = {
+        "type": "keep_order",
+        "printing": head["printing"][0],
+        "refinement": head["refinement"][0],
+        "discard_slot": None,
+        "seat": 0,
+    }
+    assert GUTENBERG.reveals_hidden(state, keep)
+    act(state, 0, keep)
+    shown = GUTENBERG.view(state, 1)
+    assert head["printing"][1] in shown["decks"]["printing"]["discards"]
+
+
 def test_the_game_plays_without_characters_as_an_option():
     state = finish_setup(new_game(4, characters=False))
     assert all(p["character"] is None for p in state["seats"]) and state["phase"] == "plan"
