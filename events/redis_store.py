@@ -54,6 +54,7 @@ from events.store import (
     EventStore,
     FeedPage,
     StoreError,
+    StoreFull,
     check_append,
 )
 
@@ -84,6 +85,26 @@ Command = Sequence[str | bytes | int | float]
 #: About how many appends the feed stream keeps (``XADD ... MAXLEN ~``: some 60 MB). A reader
 #: further behind than that walks the registry once, then reads the stream again.
 FEED_LENGTH = 1_000_000
+
+
+def failure(error: redis.RedisError) -> StoreError:
+    """The store's error for a Redis one: ``StoreFull`` when Redis is out of memory (it refuses
+    writes past ``maxmemory`` under ``noeviction``), else ``StoreError``."""
+    if isinstance(error, redis.exceptions.OutOfMemoryError):
+        return StoreFull(f"the Redis event store is full: {error}")
+    return StoreError(f"the Redis event store failed: {error}")
+
+
+#: The share of ``maxmemory`` past which the store reports it no longer accepts writes (Redis
+#: refuses a write once the memory it would take crosses ``maxmemory``: a little before).
+FULL_AT = 0.95
+
+
+def _has_room(memory: dict[str, Any]) -> bool:
+    limit = int(memory.get("maxmemory") or 0)
+    if limit <= 0 or memory.get("maxmemory_policy") != "noeviction":
+        return True
+    return int(memory.get("used_memory") or 0) < limit * FULL_AT
 
 
 def same_server(one: Any, other: Any) -> bool:
@@ -259,7 +280,7 @@ class RedisEventStore(EventStore):
                 self._register_script(keys=[self._registry_set, self._registry_log], args=[game_id])
             version, prev_hash = self._head(game_id, expected_version)
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         if version != expected_version and idempotency_key is None:
             raise ConcurrencyConflict(game_id, expected_version, version)
         recorded_at = utc_now()
@@ -295,7 +316,7 @@ class RedisEventStore(EventStore):
                 ],
             )
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         verdict, detail = outcome[0], outcome[1]
         if verdict == "ok":
             self._remember_head(game_id, int(detail), chain)
@@ -317,7 +338,7 @@ class RedisEventStore(EventStore):
                 self._key(game_id, "events"), min=f"{after + 1}-0", max="+", count=limit
             )
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         envelopes = [json.loads(fields["e"]) for _, fields in entries]
         if envelopes and (limit is None or len(envelopes) < limit):
             # The stream's end as it stood: the next append to it may well be sealed on it.
@@ -328,21 +349,21 @@ class RedisEventStore(EventStore):
         try:
             return int(self.client.hget(self._key(game_id, "head"), "version") or 0)
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
 
     def save_snapshot(self, game_id: str, seq: int, payload: dict[str, Any]) -> None:
         keys = [self._key(game_id, "snapshots"), self._key(game_id, "snapdata")]
         try:
             self._save_snapshot_script(keys=keys, args=[seq, canonical_json(payload)])
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
 
     def load_snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
         keys = [self._key(game_id, "snapshots"), self._key(game_id, "snapdata")]
         try:
             found = self._load_snapshot_script(keys=keys, args=[at_most])
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         if not found:
             return None
         return int(found[0]), json.loads(found[1])
@@ -373,7 +394,7 @@ class RedisEventStore(EventStore):
                 since = self._feed_end()
             page = self._walk(walk, limit)
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         if len(page.events) < limit:
             return FeedPage(events=page.events, position={"feed": since})
         return FeedPage(events=page.events, position={"walk": page.position, "since": since})
@@ -464,7 +485,7 @@ class RedisEventStore(EventStore):
                 )
             pages = pipeline.execute() if wanted else []
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         events: list[Envelope] = []
         for (game_id, _), entries in zip(wanted, pages, strict=True):
             for _, fields in entries:
@@ -478,7 +499,7 @@ class RedisEventStore(EventStore):
             registered = sorted(self.client.smembers(self._registry_set))
             versions = self._versions(registered)
         except redis.RedisError as error:
-            raise StoreError(f"the Redis event store failed: {error}") from error
+            raise failure(error) from error
         # A game is registered just before its first append, which may yet have failed.
         return [game for game, version in zip(registered, versions, strict=True) if version]
 
@@ -487,6 +508,17 @@ class RedisEventStore(EventStore):
             return bool(self.client.ping())
         except redis.RedisError:
             return False
+
+    def accepts_writes(self) -> bool:
+        """False once Redis holds ``FULL_AT`` of its ``maxmemory`` and may not evict (it then
+        refuses every write); a Redis without ``maxmemory`` is bounded by its machine only."""
+        try:
+            memory = self.client.info("memory")
+        except redis.RedisError:
+            return False
+        # A cluster answers for each of its nodes: a full node refuses its games' writes.
+        nodes = memory.values() if isinstance(self.client, RedisCluster) else [memory]
+        return all(_has_room(node) for node in nodes)
 
     def close(self) -> None:
         self.client.close()

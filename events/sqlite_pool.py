@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from events.store import StoreError
+from events.store import StoreError, StoreFull
 
 #: How long a writer waits for another process's write lock before giving up (seconds).
 BUSY_TIMEOUT = 30.0
@@ -59,6 +59,8 @@ class SQLitePool:
         try:
             yield connection
         except sqlite3.Error as error:
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise StoreFull(f"{self.path} is full: {error}") from error
             raise StoreError(f"{self.path} failed: {error}") from error
         finally:
             with self._lock:

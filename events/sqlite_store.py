@@ -21,6 +21,7 @@ together, or not at all (as the Redis store does in its script).
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -68,6 +69,10 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
+
+#: Free bytes the disk under the database must keep for the store to report it takes writes
+#: (SQLite itself fails an append only when the disk is quite full: ``StoreFull``).
+MIN_FREE_BYTES = 16 * 1024 * 1024
 
 #: A side write of ``append(..., then=...)``: one SQL statement and its parameters.
 Statement = tuple[str, tuple[Any, ...]]
@@ -205,6 +210,14 @@ class SQLiteEventStore(EventStore):
         except StoreError:
             return False
         return True
+
+    def accepts_writes(self) -> bool:
+        """False once the disk under the database has less than ``MIN_FREE_BYTES`` free."""
+        try:
+            free = shutil.disk_usage(self._pool.path.parent).free
+        except OSError:
+            return False
+        return free >= MIN_FREE_BYTES
 
     def close(self) -> None:
         """Close the idle connections now and the ones in use when their block ends."""

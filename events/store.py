@@ -14,6 +14,10 @@ class StoreError(Exception):
     """A store could not do what was asked (unreachable, corrupt, misconfigured)."""
 
 
+class StoreFull(StoreError):
+    """The store refuses writes because its memory or disk is full; it still answers reads."""
+
+
 class ConcurrencyConflict(StoreError):
     """An append at a version that is no longer the stream's version; nothing was written."""
 
@@ -97,6 +101,10 @@ class EventStore(ABC):
 
     def ping(self) -> bool:
         """Whether the store answers."""
+        return True
+
+    def accepts_writes(self) -> bool:
+        """Whether an append would find room (memory or disk); answering is ``ping``'s."""
         return True
 
     def close(self) -> None:  # noqa: B027 - optional for backends without resources

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from typing import Any
 
+import redis
 from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from events.store import ConcurrencyConflict, StoreError
+from events.store import ConcurrencyConflict, StoreError, StoreFull
 from projections.fold import ReplayError, RulesVersionMismatch
 from projections.ruleset import IllegalAction
 from service.application.auth import AuthError
@@ -100,6 +102,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "internal_error": (500, "Internal error"),
     "unsupported_transfer_coding": (501, "The transfer coding is not supported"),
     "store_unavailable": (503, "The event store is unavailable"),
+    "store_full": (503, "The store takes no more writes"),
     "no_analysis_worker": (503, "No worker takes analyses"),
 }
 
@@ -167,6 +170,16 @@ def problem_document(status: int, code: str, title: str, detail: str, **extra: A
 def known_problem(code: str, detail: str, **extra: Any) -> Response:
     status, title = PROBLEMS[code]
     return problem(status, code, title, detail, **extra)
+
+
+#: Seconds a client is told to wait when the store is full (an operator must make room).
+FULL_RETRY_AFTER = 60
+
+
+def _full() -> Response:
+    status, title = PROBLEMS["store_full"]
+    detail = "The store is full and takes no more writes until room is made; reads still work."
+    return problem(status, "store_full", title, detail, {"Retry-After": str(FULL_RETRY_AFTER)})
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -259,6 +272,29 @@ def register_error_handlers(app: Flask) -> None:
     def store_error(error: StoreError) -> Response:
         log.exception("event store failure")
         return known_problem("store_unavailable", "The event store cannot be reached.")
+
+    @app.errorhandler(StoreFull)
+    def store_full(error: StoreFull) -> Response:
+        log.error("the store takes no more writes: %s", error)
+        return _full()
+
+    # What the service keeps beside the events (job state, read models, queues, counters) is
+    # stored in the same Redis or SQLite: its failures are the store's, never a 500.
+    @app.errorhandler(redis.RedisError)
+    def redis_error(error: redis.RedisError) -> Response:
+        if isinstance(error, redis.exceptions.OutOfMemoryError):
+            log.error("Redis takes no more writes: %s", error)
+            return _full()
+        log.exception("Redis failure")
+        return known_problem("store_unavailable", "The store cannot be reached.")
+
+    @app.errorhandler(sqlite3.Error)
+    def sqlite_error(error: sqlite3.Error) -> Response:
+        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            log.error("SQLite takes no more writes: %s", error)
+            return _full()
+        log.exception("SQLite failure")
+        return known_problem("store_unavailable", "The store cannot be read or written.")
 
     @app.errorhandler(RulesVersionMismatch)
     def other_rules(error: RulesVersionMismatch) -> Response:

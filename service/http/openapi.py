@@ -13,11 +13,12 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   package are prefixed with the game, e.g. ``TallyBid``);
 - path parameters (``<game_id>``) are added from the URL rule when not declared;
 - error responses list the problem codes the operation can answer. Those of its kind are
-  added (500 ``internal_error``, 503 ``store_unavailable``; a game in the path: 404
-  ``game_not_found``, 409 ``rules_version_mismatch``; a body: 400 ``malformed_json``, 413,
-  415, 422 ``invalid_body``; a query: 422 ``invalid_query``; a header parameter: 400
-  ``invalid_header``; a token: 401 ``invalid_token``, and ``missing_token`` when it is not
-  optional; 429 ``rate_limited`` when service.http.limits rate-limits it); the view lists the
+  added (500 ``internal_error``, 503 ``store_unavailable`` and ``store_full``; a game in the
+  path: 404 ``game_not_found``, 409 ``rules_version_mismatch``; a body: 400
+  ``malformed_json``, 413, 415, 422 ``invalid_body``; a query: 422 ``invalid_query``; a
+  header parameter: 400 ``invalid_header``; a token: 401 ``invalid_token``, and
+  ``missing_token`` when it is not optional; 429 ``rate_limited`` when service.http.limits
+  rate-limits it); the view lists the
   rest under ``codes`` (``codes: {409: [version_conflict], 422: [game_finished, rules]}``,
   ``rules`` for the game's own codes). A view may still name a shared response
   (``409: Conflict``); one with no code is an error, so the spec never promises a status
@@ -616,7 +617,7 @@ def _codes_of(
                 codes[status].append(name)
 
     add(500, "internal_error")
-    add(503, "store_unavailable")
+    add(503, "store_unavailable", "store_full")
     if "game_id" in arguments:
         add(404, "game_not_found")
         add(409, "rules_version_mismatch")

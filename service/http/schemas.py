@@ -38,6 +38,13 @@ class ProblemSchema(Schema):
 class HealthSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["ok", "degraded"]))
     store = fields.Boolean(required=True, metadata={"description": "The event store answers"})
+    store_writes = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "The store takes writes: false once its memory (Redis maxmemory "
+            "under noeviction) or disk is full, when every write answers 503 store_full"
+        },
+    )
     queue = fields.Boolean(required=True, metadata={"description": "The job queue answers"})
     version = fields.String(required=True, metadata={"description": "The service's version"})
     rulesets = fields.Dict(

@@ -69,19 +69,21 @@ def health() -> tuple[Response, int]:
             application/json:
               schema: HealthSchema
         503:
-          description: The store or the queue does not answer.
+          description: The store or the queue does not answer, or the store is full.
           content:
             application/json:
               schema: HealthSchema
     """
     found = services()
     store_ok = bool(found.store.ping())
+    writes_ok = store_ok and bool(found.store.accepts_writes())
     ping_queue = getattr(found.jobs, "ping", None)
     queue_ok = bool(ping_queue()) if ping_queue is not None else True
-    healthy = store_ok and queue_ok
+    healthy = store_ok and writes_ok and queue_ok
     body = {
         "status": "ok" if healthy else "degraded",
         "store": store_ok,
+        "store_writes": writes_ok,
         "queue": queue_ok,
         "version": service_version(),
         "rulesets": {ruleset.id: ruleset.rules_version for ruleset in all_rulesets()},
