@@ -68,6 +68,12 @@ class Config:
     rate_limit_analyses: str = "10/minute;100/hour"
     #: MEEPLE_MAX_UNDO_STEPS: the most steps one undo or redo request may take (``steps``).
     max_undo_steps: int = 100
+    #: MEEPLE_UNDO_ALLOWANCE: how many events beyond its steps (undone, redone, and the steps
+    #: they threw away) a game's log may hold before undo and redo are refused
+    #: (``undo_allowance_spent``); each step the game holds adds
+    #: MEEPLE_UNDO_ALLOWANCE_PER_STEP more. It bounds how much undo can grow a game.
+    undo_allowance: int = 1000
+    undo_allowance_per_step: int = 2
     #: MEEPLE_MAX_PAGE: the most events one page of the events or the timeline holds (``limit``).
     max_page: int = 1000
     #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
@@ -116,6 +122,8 @@ _ENV_NAMES = {
     "rate_limit_undo": "MEEPLE_RATE_LIMIT_UNDO",
     "rate_limit_analyses": "MEEPLE_RATE_LIMIT_ANALYSES",
     "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
+    "undo_allowance": "MEEPLE_UNDO_ALLOWANCE",
+    "undo_allowance_per_step": "MEEPLE_UNDO_ALLOWANCE_PER_STEP",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
     "rate_limit_sync_ms": "MEEPLE_RATE_LIMIT_SYNC_MS",
@@ -132,6 +140,8 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_json_depth",
     "trusted_proxies",
     "max_undo_steps",
+    "undo_allowance",
+    "undo_allowance_per_step",
     "max_page",
     "audit_cache_size",
     "max_wait_seconds",
@@ -201,7 +211,7 @@ def _check(config: Config) -> None:
     for name in ("max_undo_steps", "max_page"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
-    for name in ("max_open_games", "max_bot_games"):
+    for name in ("max_open_games", "max_bot_games", "undo_allowance", "undo_allowance_per_step"):
         if getattr(config, name) < 0:
             raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     if config.audit_cache_size < 0:

@@ -60,6 +60,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "invalid_body": (422, "The body does not match its schema"),
     "invalid_query": (422, "A query parameter is invalid"),
     "too_many_steps": (422, "Too many steps in one request"),
+    "undo_allowance_spent": (422, "This game may not be undone further"),
     "limit_too_large": (422, "The page asked for is too large"),
     "unknown_ruleset": (422, "No such game to create"),
     "invalid_player_count": (422, "The game is not played by that many players"),

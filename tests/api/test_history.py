@@ -3,6 +3,7 @@ asker: no token, a seat (its own or the wrong one), a branch's token, and the ad
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from flask.testing import FlaskClient
 
 from projections.audit import audit, parse_jsonl
 from service.app import create_app
-from service.bootstrap import Services
+from service.bootstrap import Services, bootstrap
+from service.config import Config
 from tests.api.conftest import ADMIN_KEY, bearer, new_game, settle
 from tests.rulesets.tally import TALLY
 
@@ -93,6 +95,36 @@ def test_redo_puts_the_same_action_back(client: FlaskClient, services: Services)
     response = client.post(f"/games/{game['id']}/redo", headers=seat(game, 0))
     assert response.status_code == 201
     assert response.json["state"] == after
+
+
+def test_undo_and_redo_cannot_grow_a_game_past_its_allowance(config: Config) -> None:
+    # An undo storm (undo, redo, undo... within every rate limit) once grew one game by
+    # 19,747 events in 25 s. A game's log may hold undo_allowance events beyond its steps,
+    # and undo_allowance_per_step more for each step it holds.
+    services = bootstrap(replace(config, undo_allowance=6, undo_allowance_per_step=1))
+    client = create_app(services=services).test_client()
+    game = to_turns(client, services)
+    ann_plays(client, game)
+    path = f"/games/{game['id']}"
+    version = client.get(path).json["version"]
+    held = 4  # two bids, the reveal, Ann's play
+    # The header (game_created) counts; each undo or redo adds one event.
+    room = 6 + held - (version - held)
+    assert room > 2
+    moves = ["undo", "redo"] * room
+    for move in moves[: room - 1]:
+        answer = client.post(f"{path}/{move}", headers=seat(game, 0))
+        assert answer.status_code == 201, answer.json
+    # A request of several steps is refused whole when it would cross the allowance.
+    whole = client.post(f"{path}/{moves[room - 1]}?steps=2", headers=seat(game, 0))
+    problem(whole, 422, "undo_allowance_spent")
+    answer = client.post(f"{path}/{moves[room - 1]}", headers=seat(game, 0))
+    assert answer.status_code == 201, answer.json
+    refused = client.post(f"{path}/{moves[room]}", headers=seat(game, 0))
+    problem(refused, 422, "undo_allowance_spent")
+    assert refused.json["allowance"] == 6 + held
+    assert client.get(path).json["version"] == version + room, "the refusals append nothing"
+    services.close()
 
 
 @pytest.mark.parametrize("path", ["undo", "redo"])

@@ -16,6 +16,8 @@ from service.application.auth import (
     AuthError,
 )
 from service.application.services import Services
+from service.config import Config
+from service.http.errors import ApiError
 from service.http.schemas import ViewField
 from service.http.shared import (
     Asker,
@@ -53,8 +55,8 @@ def post_undo(game_id: str) -> tuple[Response, int, dict[str, str]]:
       codes:
         403: [seat_required]
         409: [version_conflict]
-        422: [too_many_steps, idempotency_key_reused, nothing_to_undo, before_branch_point,
-              not_your_action, turn_over, hidden_information_revealed]
+        422: [too_many_steps, undo_allowance_spent, idempotency_key_reused, nothing_to_undo,
+              before_branch_point, not_your_action, turn_over, hidden_information_revealed]
       tags: [history]
       summary: Undo the last step
       description: >
@@ -95,7 +97,8 @@ def post_redo(game_id: str) -> tuple[Response, int, dict[str, str]]:
       codes:
         403: [seat_required]
         409: [version_conflict]
-        422: [too_many_steps, idempotency_key_reused, nothing_to_redo, not_your_action]
+        422: [too_many_steps, undo_allowance_spent, idempotency_key_reused, nothing_to_redo,
+              not_your_action]
       tags: [history]
       summary: Redo the last undone step
       description: >
@@ -138,6 +141,7 @@ def _undo_or_redo(game_id: str, what: str) -> tuple[Response, int, dict[str, str
     steps = load_query(MoveQuerySchema())["steps"]
     cap = found.config.max_undo_steps
     at_most(steps, cap, "steps", "too_many_steps", f"{what} in several requests for more")
+    check_undo_allowance(game, steps, found.config)
     scoped = None if key is None else f"{what}:{asker.seat}:{key}"
     seat = None if asker.holder else asker.seat
     version = game.version
@@ -156,6 +160,31 @@ def _undo_or_redo(game_id: str, what: str) -> tuple[Response, int, dict[str, str
     # first result from the store, which appends nothing.
     result = commands.append(found, game_id, events, version, scoped)
     return _moved(game_id, result.envelopes[-1], asker, replayed=result.replayed)
+
+
+def undo_growth(game: Game) -> int:
+    """The events of ``game``'s log that are not the steps it holds now (effective or on
+    the redo stack): its header, and every undone and redone with the steps they threw away
+    (a new step empties the redo stack). Undo and redo alone make it grow."""
+    return game.version - len(game.effective) - len(game.redo)
+
+
+def check_undo_allowance(game: Game, steps: int, config: Config) -> None:
+    """Refuse an undo or redo of ``steps`` that would take the log past its allowance: a
+    fixed ``undo_allowance`` and ``undo_allowance_per_step`` for each step the game holds,
+    so undo storms cannot grow a game without end (docs/security.md, "What each owner may
+    take"); branching from an earlier event explores without growing this game."""
+    held = len(game.effective) + len(game.redo)
+    allowance = config.undo_allowance + config.undo_allowance_per_step * held
+    if undo_growth(game) + steps > allowance:
+        raise ApiError(
+            422,
+            "undo_allowance_spent",
+            f"This game's log holds {undo_growth(game)} events of undo and redo (and the steps "
+            f"they set aside) for its {held} steps, and may hold {allowance}: play on, or "
+            "branch from an earlier event to explore (POST /games/{id}/branches).",
+            allowance=allowance,
+        )
 
 
 class MoveQuerySchema(Schema):
