@@ -8,10 +8,12 @@
   connection per process (a pattern subscription to every game's channel), started with the
   first stream. A cheap check of the store's version every ``MEEPLE_STREAM_POLL`` seconds
   per game (not per stream) backs the push up, so a lost wake-up only delays an event.
-- ``StreamSlots``: the caps on open streams per client address and per game. In one
-  process (the embedded default) they are counted in memory; with ``MEEPLE_REDIS_URL`` they
-  are counted in Redis (``RedisStreamSlots``), each slot a lease that its stream renews, so
-  the caps hold across every API process and a crashed process's slots expire by themselves.
+- ``StreamSlots``: the caps on open streams per client address and per game, and within a
+  game each stream's share (``fair_share``: what each seat and the admin keep of it, what
+  spectators may take). In one process (the embedded default) they are counted in memory;
+  with ``MEEPLE_REDIS_URL`` they are counted in Redis (``RedisStreamSlots``), each slot a
+  lease that its stream renews, so the caps and the shares hold across every API process and
+  a crashed process's slots expire by themselves.
 
 The same announcements tell each process when its cached games are current
 (``StreamHub.is_current``): a game this process appended last, with no later append announced
@@ -440,27 +442,72 @@ class StreamHub:
 
 # -- the caps --------------------------------------------------------------------------------
 
+#: The share of a game's streams that every stream without a place of its own there is
+#: counted in: no token, or a token that speaks for no seat of the game.
+SPECTATORS = "spectators"
+
+
+@dataclass(frozen=True)
+class Share:
+    """The part of a game's streams a stream is counted in, and how many that part may hold at
+    once: one owner's own (``seat:<n>``, ``admin``, ``holder``) or the spectators'."""
+
+    owner: str
+    cap: int
+
+
+def fair_share(
+    seat: int | None, *, admin: bool, holder: bool, seats: int, per_game: int, per_seat: int
+) -> Share:
+    """Where a stream is counted on a game of ``seats`` seats whose cap is ``per_game``: each
+    seat and the admin keep ``per_seat`` of the game's streams for their own (a branch's
+    holder, who plays every seat, keeps every seat's), and spectators share the rest. However
+    many streams spectators open, every seat and the admin still find theirs; together the
+    shares never exceed the game's cap (spectators get none when it is smaller than what is
+    kept)."""
+    if admin:
+        return Share("admin", per_seat)
+    if holder:
+        return Share("holder", per_seat * seats)
+    if seat is not None:
+        return Share(f"seat:{seat}", per_seat)
+    return Share(SPECTATORS, max(0, per_game - per_seat * (seats + 1)))
+
 
 @dataclass
 class Refusal:
     """A stream refused by a cap: which one, its size, and when a slot frees at the latest."""
 
-    scope: str  # "address" or "game"
+    scope: str  # "address", "share" (the stream's share of the game) or "game"
     cap: int
     retry_after: int
+    #: the owner of the stream's share (``Share.owner``)
+    owner: str = SPECTATORS
 
 
 @dataclass
 class Slot:
-    """An open stream's place under both caps; ``release`` gives it back (twice is harmless)."""
+    """An open stream's place under the caps; ``release`` gives it back (twice is harmless)."""
 
     slots: StreamSlots
     address: str
     game_id: str
+    #: the owner of the share of the game it is counted in (``Share.owner``)
+    owner: str
     name: str
     ends_at: float
     released: bool = False
     renewed_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def counted(self) -> tuple[tuple[str, ...], ...]:
+        """What it counts under, in the order the caps are checked: its client's address, its
+        share of the game, the whole game."""
+        return (
+            ("address", self.address),
+            ("share", self.game_id, self.owner),
+            ("game", self.game_id),
+        )
 
     def renew(self) -> None:
         """Tell the counter the stream is still open (Redis leases); cheap when not due."""
@@ -482,20 +529,29 @@ class StreamSlots:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[tuple[str, str], dict[str, float]] = {}
+        self._held: dict[tuple[str, ...], dict[str, float]] = {}
 
     def acquire(
-        self, address: str, game_id: str, per_address: int, per_game: int, lifetime: float
+        self,
+        address: str,
+        game_id: str,
+        share: Share,
+        per_address: int,
+        per_game: int,
+        lifetime: float,
     ) -> Slot | Refusal:
+        """A place for a stream from ``address`` on the game, counted in ``share`` of it."""
         now = time.time()
-        slot = Slot(self, address, game_id, uuid.uuid4().hex, now + lifetime)
+        slot = Slot(self, address, game_id, share.owner, uuid.uuid4().hex, now + lifetime)
+        caps = dict(zip(slot.counted, (per_address, share.cap, per_game), strict=True))
         with self._lock:
-            for scope, key, cap in (("address", address, per_address), ("game", game_id, per_game)):
-                held = self._held.get((scope, key), {})
+            for counted, cap in caps.items():
+                held = self._held.get(counted, {})
                 if len(held) >= cap:
-                    return Refusal(scope, cap, retry_after(list(held.values()), now))
-            for scope, key in (("address", address), ("game", game_id)):
-                self._held.setdefault((scope, key), {})[slot.name] = slot.ends_at
+                    ends = list(held.values())
+                    return Refusal(counted[0], cap, retry_after(ends, now), share.owner)
+            for counted in caps:
+                self._held.setdefault(counted, {})[slot.name] = slot.ends_at
         return slot
 
     def renew(self, slot: Slot) -> None:
@@ -503,30 +559,41 @@ class StreamSlots:
 
     def release(self, slot: Slot) -> None:
         with self._lock:
-            for scope, key in (("address", slot.address), ("game", slot.game_id)):
-                held = self._held.get((scope, key))
+            for counted in slot.counted:
+                held = self._held.get(counted)
                 if held is not None:
                     held.pop(slot.name, None)
                     if not held:
-                        del self._held[(scope, key)]
+                        del self._held[counted]
 
-    def count(self, scope: str, key: str) -> int:
+    def count(self, scope: str, *key: str) -> int:
+        """Open streams under one cap: ``("address", address)``, ``("share", game_id, owner)``
+        or ``("game", game_id)``."""
         with self._lock:
-            return len(self._held.get((scope, key), {}))
+            return len(self._held.get((scope, *key), {}))
 
 
-#: Takes a slot under one cap: drops expired leases, then adds the member if there is room.
-#: KEYS[1] the cap's sorted set; ARGV: now, lease expiry, cap, member, key ttl (seconds).
-#: Returns {1} when taken, else {0, member...} (the holders, for Retry-After).
+#: Takes a slot under every cap in KEYS (sorted sets of slots scored by their lease's expiry)
+#: or under none: drops expired leases, then adds the member to each set if all have room.
+#: ARGV: now, lease expiry, member, key ttl (seconds), then each key's cap in turn.
+#: Returns {1} when taken, else {0, i, member...}: the first full cap (from 1) and its holders
+#: (for Retry-After).
 _ACQUIRE = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  local held = redis.call('ZRANGE', KEYS[1], 0, -1)
-  table.insert(held, 1, 0)
-  return held
+for _, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[1])
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('EXPIRE', KEYS[1], ARGV[5])
+for i, key in ipairs(KEYS) do
+  if redis.call('ZCARD', key) >= tonumber(ARGV[4 + i]) then
+    local held = redis.call('ZRANGE', key, 0, -1)
+    table.insert(held, 1, i)
+    table.insert(held, 1, 0)
+    return held
+  end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[2], ARGV[3])
+  redis.call('EXPIRE', key, ARGV[4])
+end
 return {1}
 """
 
@@ -537,9 +604,10 @@ class RedisStreamSlots(StreamSlots):
     Each cap is a sorted set of the open streams' slots scored by the time their lease
     expires; a stream renews its lease when a third of it has passed while it is open, and
     removes it when it ends, so a slot of a crashed process is free again within its lease
-    (``MEEPLE_STREAM_SLOT_LEASE``). The address's set and the game's set are taken one after
-    the other (on a Redis Cluster they live in different slots); a refusal by the second
-    gives the first back.
+    (``MEEPLE_STREAM_SLOT_LEASE``). The address's set is taken first, then the game's two (the
+    stream's share and the whole game) at once: they share the game's hash tag, so one script
+    checks both on a Redis Cluster too, where the address's set lives in another slot. A
+    refusal by the game's gives the address's back.
     """
 
     def __init__(
@@ -553,41 +621,60 @@ class RedisStreamSlots(StreamSlots):
         self._fallback = StreamSlots()
         self._acquire = connection.register_script(_ACQUIRE)
 
-    def key(self, scope: str, key: str) -> str:
-        if scope == "game":
-            return f"{self.prefix}:{{{key}}}:streams"
-        return f"{self.prefix}:streams:address:{key}"
+    def key(self, counted: tuple[str, ...]) -> str:
+        """The sorted set of one cap (``Slot.counted``)."""
+        scope, key = counted[0], counted[1]
+        if scope == "address":
+            return f"{self.prefix}:streams:address:{key}"
+        game = f"{self.prefix}:{{{key}}}:streams"
+        return game if scope == "game" else f"{game}:{counted[2]}"
 
     def acquire(
-        self, address: str, game_id: str, per_address: int, per_game: int, lifetime: float
+        self,
+        address: str,
+        game_id: str,
+        share: Share,
+        per_address: int,
+        per_game: int,
+        lifetime: float,
     ) -> Slot | Refusal:
         try:
-            return self._take(address, game_id, per_address, per_game, lifetime)
+            return self._take(address, game_id, share, per_address, per_game, lifetime)
         except redis.RedisError as error:
             # Redis is out of reach (the health check says so): count in this process
             # meanwhile rather than refuse every stream or answer 500.
             log.warning("live streams: counting in this process, Redis failed (%s)", error)
-            return self._fallback.acquire(address, game_id, per_address, per_game, lifetime)
+            return self._fallback.acquire(address, game_id, share, per_address, per_game, lifetime)
 
     def _take(
-        self, address: str, game_id: str, per_address: int, per_game: int, lifetime: float
+        self,
+        address: str,
+        game_id: str,
+        share: Share,
+        per_address: int,
+        per_game: int,
+        lifetime: float,
     ) -> Slot | Refusal:
         now = time.time()
-        slot = Slot(self, address, game_id, "", now + lifetime)
+        slot = Slot(self, address, game_id, share.owner, "", now + lifetime)
         slot.name = f"{slot.ends_at:.0f}:{uuid.uuid4().hex}"
+        # The address's cap alone, then the game's two at once (in one hash slot): each step
+        # its caps in the order of ``slot.counted``.
+        caps = list(zip(slot.counted, (per_address, share.cap, per_game), strict=True))
+        ttl = math.ceil(self.lease * 2)
         taken: list[str] = []
-        for scope, key, cap in (("address", address, per_address), ("game", game_id, per_game)):
-            name = self.key(scope, key)
+        for step in (caps[:1], caps[1:]):
+            keys = [self.key(counted) for counted, _ in step]
             answer = self._acquire(
-                keys=[name],
-                args=[now, now + self.lease, cap, slot.name, math.ceil(self.lease * 2)],
+                keys=keys, args=[now, now + self.lease, slot.name, ttl, *(cap for _, cap in step)]
             )
             if int(answer[0]) != 1:
                 for done in taken:
                     self.connection.zrem(done, slot.name)
-                ends = [float(member.split(b":", 1)[0]) for member in answer[1:]]
-                return Refusal(scope, cap, retry_after(ends, now))
-            taken.append(name)
+                (scope, *_), cap = step[int(answer[1]) - 1]
+                ends = [float(member.split(b":", 1)[0]) for member in answer[2:]]
+                return Refusal(scope, cap, retry_after(ends, now), share.owner)
+            taken += keys
         return slot
 
     def renew(self, slot: Slot) -> None:
@@ -597,9 +684,9 @@ class RedisStreamSlots(StreamSlots):
         expiry = time.time() + self.lease
         try:
             with self.connection.pipeline(transaction=False) as pipe:
-                for scope, key in (("address", slot.address), ("game", slot.game_id)):
-                    pipe.zadd(self.key(scope, key), {slot.name: expiry}, xx=True)
-                    pipe.expire(self.key(scope, key), math.ceil(self.lease * 2))
+                for counted in slot.counted:
+                    pipe.zadd(self.key(counted), {slot.name: expiry}, xx=True)
+                    pipe.expire(self.key(counted), math.ceil(self.lease * 2))
                 pipe.execute()
         except redis.RedisError as error:
             log.warning("live streams: could not renew a slot (%s)", error)
@@ -607,13 +694,13 @@ class RedisStreamSlots(StreamSlots):
     def release(self, slot: Slot) -> None:
         try:
             with self.connection.pipeline(transaction=False) as pipe:
-                pipe.zrem(self.key("address", slot.address), slot.name)
-                pipe.zrem(self.key("game", slot.game_id), slot.name)
+                for counted in slot.counted:
+                    pipe.zrem(self.key(counted), slot.name)
                 pipe.execute()
         except redis.RedisError as error:
             # Its lease runs out by itself.
             log.warning("live streams: could not release a slot (%s)", error)
 
-    def count(self, scope: str, key: str) -> int:
-        name = self.key(scope, key)
+    def count(self, scope: str, *key: str) -> int:
+        name = self.key((scope, *key))
         return int(self.connection.zcount(name, time.time(), "+inf"))

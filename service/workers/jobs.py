@@ -144,6 +144,10 @@ class JobSettings:
     streams_per_address: int = 32
     #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.
     streams_per_game: int = 256
+    #: MEEPLE_STREAMS_PER_SEAT: streams of one game kept for each of its seats and for the
+    #: admin (a branch's holder keeps every seat's), the most each may open there; spectators
+    #: share what is left of MEEPLE_STREAMS_PER_GAME (service.live.hub.fair_share).
+    streams_per_seat: int = 4
     #: MEEPLE_STREAM_SLOT_LEASE: with Redis, seconds a stream's slot under the caps outlives
     #: its last renewal (a crashed process's slots are free again after this).
     stream_slot_lease: float = 60.0
@@ -186,6 +190,9 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         self.allow_list  # noqa: B018 - a malformed allow-list stops the process at start
+        if self.streams_per_seat < 1:
+            # Its seats would have no stream on their own game at all.
+            raise ValueError("MEEPLE_STREAMS_PER_SEAT must be at least 1")
 
     @property
     def allow_list(self) -> notifications.AllowList:

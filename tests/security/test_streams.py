@@ -3,7 +3,8 @@ clients on the network would open them (docs/security.md, Live streams: 16 open 
 the API).
 
 A stream costs a greenlet, not one of a few request threads; open streams are capped per
-client address and per game (429 ``too_many_streams`` with ``Retry-After``); a client that
+client address and per game (429 ``too_many_streams`` with ``Retry-After``; how a game's are
+shared between its seats, the admin and spectators: test_stream_shares.py); a client that
 vanishes frees its slot within seconds; a stream ends after its lifetime telling the client to
 reconnect with ``Last-Event-ID``, and the reconnection misses nothing.
 """
@@ -64,17 +65,26 @@ def open_streams(server: LiveServer, game_id: str, count: int, **request: Any) -
     return [server.open_stream(game_id, **request) for _ in range(count)]
 
 
-def wait_for_a_free_slot(server: LiveServer, game_id: str, failure: str) -> None:
-    """Open (and close) streams until one is let in, for at most ``PATIENCE`` seconds."""
+def wait_for_a_free_slot(
+    server: LiveServer, game_id: str, failure: str, headers: dict[str, str] | None = None
+) -> None:
+    """Open (and close) streams (with these headers) until one is let in, for at most
+    ``PATIENCE`` seconds."""
     deadline = time.monotonic() + PATIENCE
     while True:
-        again = server.open_stream(game_id)
+        again = server.open_stream(game_id, headers=headers)
         status = again.answer()
         again.close()
         if status == 200:
             return
         assert time.monotonic() < deadline, failure
         time.sleep(0.2)
+
+
+def on_redis(server: RedisServer) -> dict[str, str]:
+    """The settings of a deployment on this Redis: the store on db 0, the queues on db 1."""
+    url = server.url.removesuffix("/0")
+    return {"MEEPLE_STORE_URL": f"{url}/0", "MEEPLE_REDIS_URL": f"{url}/1"}
 
 
 def test_many_open_streams_leave_health_and_actions_answering(
@@ -101,7 +111,11 @@ def test_many_open_streams_leave_health_and_actions_answering(
 def test_over_the_caps_a_stream_is_refused_with_429_and_retry_after(
     live_server: Callable[..., LiveServer],
 ) -> None:
-    server = live_server(MEEPLE_STREAMS_PER_ADDRESS="3", MEEPLE_STREAMS_PER_GAME="2")
+    # Of a two-seat game's 5 streams, one is kept for each seat and one for the admin
+    # (tests/security/test_stream_shares.py): spectators may open 2.
+    server = live_server(
+        MEEPLE_STREAMS_PER_ADDRESS="3", MEEPLE_STREAMS_PER_GAME="5", MEEPLE_STREAMS_PER_SEAT="1"
+    )
     busy, other, third = (server.create_game() for _ in range(3))
     held = open_streams(server, busy["id"], 2)
     try:
@@ -182,10 +196,8 @@ def test_with_redis_the_caps_hold_across_processes_and_a_crashed_ones_slots_expi
     make_redis_server: Callable[..., RedisServer],
     tmp_path: Path,
 ) -> None:
-    redis_url = make_redis_server(tmp_path / "redis").url.removesuffix("/0")
     settings = {
-        "MEEPLE_STORE_URL": f"{redis_url}/0",
-        "MEEPLE_REDIS_URL": f"{redis_url}/1",
+        **on_redis(make_redis_server(tmp_path / "redis")),
         "MEEPLE_STREAMS_PER_ADDRESS": "2",
         "MEEPLE_STREAM_SLOT_LEASE": "3",
         "MEEPLE_STREAM_CHECK_INTERVAL": "0.5",

@@ -1,5 +1,5 @@
 """What the live streams of one process share (service.live.hub): one read per append for every
-stream of a game (fan-out), and the caps on open streams."""
+stream of a game (fan-out), and the caps on open streams and the shares of a game's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from service.http.shared import client_address
-from service.live.hub import FeedView, Refusal, Slot, StreamSlots
+from service.live.hub import SPECTATORS, FeedView, Refusal, Share, Slot, StreamSlots, fair_share
 from tests.unit.test_jobs import FakeServices, act, build, create_game
 
 #: What the test waits for at most before calling a wake-up lost.
@@ -86,22 +86,57 @@ def test_a_feed_keeps_the_latest_events_and_says_when_a_cursor_is_older() -> Non
     assert view.after(3) is None  # older than the feed keeps: read from the store
 
 
+#: A share the caps below never fill: what is counted here is the address and the game.
+ROOMY = Share(SPECTATORS, 100)
+
+
 def test_the_caps_count_per_address_and_per_game_and_a_release_frees_a_slot() -> None:
     slots = StreamSlots()
-    first = slots.acquire("10.0.0.1", "g", per_address=2, per_game=3, lifetime=300)
-    second = slots.acquire("10.0.0.1", "h", per_address=2, per_game=3, lifetime=300)
+    first = slots.acquire("10.0.0.1", "g", ROOMY, per_address=2, per_game=3, lifetime=300)
+    second = slots.acquire("10.0.0.1", "h", ROOMY, per_address=2, per_game=3, lifetime=300)
     assert isinstance(first, Slot) and isinstance(second, Slot)
-    refused = slots.acquire("10.0.0.1", "i", per_address=2, per_game=3, lifetime=300)
+    refused = slots.acquire("10.0.0.1", "i", ROOMY, per_address=2, per_game=3, lifetime=300)
     assert isinstance(refused, Refusal) and refused.scope == "address"
     assert 1 <= refused.retry_after <= 300
     for address in ("10.0.0.2", "10.0.0.3"):
-        assert isinstance(slots.acquire(address, "g", 2, 3, 300), Slot)
-    refused = slots.acquire("10.0.0.4", "g", per_address=2, per_game=3, lifetime=300)
+        assert isinstance(slots.acquire(address, "g", ROOMY, 2, 3, 300), Slot)
+    refused = slots.acquire("10.0.0.4", "g", ROOMY, per_address=2, per_game=3, lifetime=300)
     assert isinstance(refused, Refusal) and refused.scope == "game"
     first.release()
     first.release()  # twice is harmless
     assert slots.count("address", "10.0.0.1") == 1
-    assert isinstance(slots.acquire("10.0.0.4", "g", 2, 3, 300), Slot)
+    assert isinstance(slots.acquire("10.0.0.4", "g", ROOMY, 2, 3, 300), Slot)
+
+
+def test_each_seat_and_the_admin_keep_their_share_and_spectators_share_the_rest() -> None:
+    shares = {"per_game": 20, "per_seat": 3}
+    assert fair_share(None, admin=False, holder=False, seats=2, **shares) == Share(SPECTATORS, 11)
+    assert fair_share(1, admin=False, holder=False, seats=2, **shares) == Share("seat:1", 3)
+    assert fair_share(None, admin=True, holder=False, seats=2, **shares) == Share("admin", 3)
+    # A branch's holder plays every seat of it.
+    assert fair_share(None, admin=False, holder=True, seats=4, **shares) == Share("holder", 12)
+    # A cap smaller than what is kept leaves spectators nothing, never less.
+    assert fair_share(None, admin=False, holder=False, seats=6, **shares).cap == 0
+
+
+def test_a_full_spectator_share_refuses_spectators_but_not_a_seat() -> None:
+    slots = StreamSlots()
+    spectators = fair_share(None, admin=False, holder=False, seats=2, per_game=5, per_seat=1)
+    seat = fair_share(0, admin=False, holder=False, seats=2, per_game=5, per_seat=1)
+    held = [slots.acquire(f"10.0.0.{n}", "g", spectators, 10, 5, 300) for n in range(2)]
+    assert all(isinstance(slot, Slot) for slot in held)
+    refused = slots.acquire("10.0.0.9", "g", spectators, 10, 5, 300)
+    assert isinstance(refused, Refusal) and (refused.scope, refused.cap) == ("share", 2)
+    assert refused.owner == SPECTATORS
+    mine = slots.acquire("10.0.0.9", "g", seat, 10, 5, 300)
+    assert isinstance(mine, Slot)
+    assert slots.count("share", "g", "seat:0") == 1 and slots.count("game", "g") == 3
+    # Its share is one stream: a second is refused, though the game has room.
+    refused = slots.acquire("10.0.0.9", "g", seat, 10, 5, 300)
+    assert isinstance(refused, Refusal) and (refused.scope, refused.owner) == ("share", "seat:0")
+    mine.release()
+    assert slots.count("share", "g", "seat:0") == 0 and slots.count("game", "g") == 2
+    assert isinstance(slots.acquire("10.0.0.9", "g", seat, 10, 5, 300), Slot)
 
 
 def test_an_ipv6_client_is_counted_by_its_64_network() -> None:

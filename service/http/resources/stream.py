@@ -11,7 +11,10 @@ gevent worker class, so an open stream is a greenlet waiting on its game's feed
 (``service.live.hub``): an append wakes the game's streams at once, and they share one read of
 the new events per process. Open streams are capped per client address and per game
 (``MEEPLE_STREAMS_PER_ADDRESS``, ``MEEPLE_STREAMS_PER_GAME``: 429 ``too_many_streams`` with
-``Retry-After``). Every ``MEEPLE_STREAM_CHECK_INTERVAL`` seconds a stream checks that its
+``Retry-After``), and within a game each seat and the admin keep ``MEEPLE_STREAMS_PER_SEAT``
+of its streams for their own, the most each may open, while spectators share the rest
+(``service.live.hub.fair_share``): spectators never take a game's streams from its players.
+Every ``MEEPLE_STREAM_CHECK_INTERVAL`` seconds a stream checks that its
 client is still connected (a closed connection ends it and frees its slot); a comment line
 every ``MEEPLE_STREAM_HEARTBEAT`` seconds of silence keeps proxies from closing the
 connection (and a failed write ends the stream too). The stream ends after
@@ -39,7 +42,7 @@ from service.application.live_status import GameHistory
 from service.application.visibility import seat_changes_hands, visible_envelope
 from service.http.errors import ApiError
 from service.http.shared import client_address
-from service.live.hub import FeedView, Refusal, Slot
+from service.live.hub import SPECTATORS, FeedView, Refusal, Slot, fair_share
 
 bp = Blueprint("stream", __name__)
 
@@ -110,7 +113,10 @@ def stream(game_id: str) -> Response:
         (EventSource does so by itself) and nothing is missed. A seat's stream also ends at a
         ``seat_changed`` event of its seat (left, joined, given to a bot, its token renewed):
         its token no longer speaks for the seat. Open streams are capped per client address
-        and per game: over a cap, 429 ``too_many_streams`` with ``Retry-After``.
+        and per game, and a game's are shared fairly: each seat and the admin keep a few
+        (``MEEPLE_STREAMS_PER_SEAT``) for their own streams, the most each may open, and
+        spectators share the rest. Over a cap or a share, 429 ``too_many_streams`` with
+        ``Retry-After``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       parameters:
         - {in: header, name: Last-Event-ID, required: false, schema: {type: string},
@@ -151,7 +157,7 @@ def stream(game_id: str) -> Response:
         game.meta, request.headers.get("Authorization"), services.config.admin_key
     )
     after = _start_after(game.version)
-    slot = _take_slot(services, game_id)
+    slot = _take_slot(services, game_id, viewer, len(game.meta["players"]))
     client = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")
     restore = bound_writes(client, services.jobs.settings)
     events = _events(services, game_id, viewer, after, slot, client)
@@ -166,26 +172,50 @@ def stream(game_id: str) -> Response:
     )
 
 
-def _take_slot(services: Any, game_id: str) -> Slot:
-    """A place under the caps on open streams, or 429 too_many_streams."""
+def _take_slot(services: Any, game_id: str, viewer: Viewer, seats: int) -> Slot:
+    """A place under the caps on open streams, in the viewer's share of the game's, or 429
+    too_many_streams."""
     settings = services.jobs.settings
+    share = fair_share(
+        viewer.seat,
+        admin=viewer.admin,
+        holder=viewer.holder,
+        seats=seats,
+        per_game=settings.streams_per_game,
+        per_seat=settings.streams_per_seat,
+    )
     taken = services.jobs.streams.slots.acquire(
         client_address(request.remote_addr),
         game_id,
+        share,
         settings.streams_per_address,
         settings.streams_per_game,
         settings.stream_max_seconds,
     )
     if isinstance(taken, Refusal):
-        whose = "from your address" if taken.scope == "address" else "on this game"
         raise ApiError(
             429,
             "too_many_streams",
-            f"{taken.cap} streams are open {whose}, the most allowed; close one or try again "
-            f"in {taken.retry_after} seconds.",
+            f"{_refused(taken)}; close one or try again in {taken.retry_after} seconds.",
             headers={"Retry-After": str(taken.retry_after)},
         )
     return taken
+
+
+def _refused(refusal: Refusal) -> str:
+    """Which cap refused a stream, in words."""
+    if refusal.scope == "address":
+        return f"{refusal.cap} streams are open from your address, the most allowed"
+    if refusal.scope == "game":
+        return f"{refusal.cap} streams are open on this game, the most allowed"
+    if refusal.owner == SPECTATORS:
+        return (
+            f"{refusal.cap} spectators' streams are open on this game, the most allowed (the "
+            "others are kept for its seats and the admin)"
+        )
+    kind, _, seat = refusal.owner.partition(":")
+    whose = {"admin": "the admin", "holder": "this branch's holder"}.get(kind, f"seat {seat}")
+    return f"{refusal.cap} streams of {whose} are open on this game, the most it may hold"
 
 
 class StreamBody:
