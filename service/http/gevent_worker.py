@@ -7,7 +7,8 @@ gevent and what it changes). On top of gunicorn's ``GeventWorker`` it:
 - raises the process's soft limit of open files towards ``worker_connections`` (each open
   stream holds a socket; the usual soft limit of 1,024 would refuse connections long before
   the worker's capacity);
-- answers gunicorn's own refusals (an invalid header, too long a URL ...) as problems
+- answers the requests gunicorn cannot parse (a bad request line, an invalid header, too long
+  a URL, a broken chunk ...) and bodies over the limit as problems, one log line each
   (``service.http.serving.ProblemErrors``);
 - asks every open stream to end at once when the worker is told to stop (SIGTERM), so a
   restart does not wait ``graceful_timeout`` for streams that would otherwise run their

@@ -1,11 +1,20 @@
 """gunicorn workers whose own refusals are problems, like every other error of the API.
 
-gunicorn answers a request it cannot parse (an invalid header name, a request line over
-``limit_request_line``, more or larger header fields than ``limit_request_fields`` /
-``limit_request_field_size`` allow ...) itself, in ``Worker.handle_error``, as an HTML page,
-before the app ever sees it. ``problem_worker(base)`` makes a subclass of any worker class
-(``gthread``, ``gevent``, ``sync``, a class or its dotted path) that answers those with
-``application/problem+json`` and a stable code instead; gunicorn's limits stay as they are.
+gunicorn answers a request it cannot parse (a request line without an HTTP version or with a
+NUL byte, an invalid header name, a bare LF, a request line over ``limit_request_line``, more
+or larger header fields than ``limit_request_fields`` / ``limit_request_field_size`` allow, a
+broken chunk ...) itself, in ``Worker.handle_error``, as an HTML page, before the app ever sees
+it. ``problem_worker(base)`` makes a subclass of any worker class (``gthread``, ``gevent``,
+``sync``, a class or its dotted path) that answers those with ``application/problem+json`` and
+a stable code instead, writes one short line about each to the error log (no access line, no
+traceback: a stream of them must not flood the log) and closes the connection gracefully, so
+a reset does not swallow the answer; gunicorn's limits stay as they are.
+
+Its workers also bound request bodies before the app runs (``BoundedBodies``): one over the
+app's ``MAX_CONTENT_LENGTH`` is refused as 413 ``payload_too_large`` whether it has a
+Content-Length or is chunked, and a chunked body is read whole first, so a broken chunk is a
+refusal like any other rather than an error inside a view (werkzeug cuts a chunked body at
+the limit without a word, and the app then found it malformed JSON).
 
 ``meeple serve`` and compose run ``service.http.gevent_worker.StreamingWorker``, which mixes
 ``ProblemErrors`` in; a gunicorn command line may instead name one of this module's classes:
@@ -15,16 +24,30 @@ before the app ever sees it. ``problem_worker(base)`` makes a subclass of any wo
 
 from __future__ import annotations
 
+import io
 import json
-from datetime import datetime
+import socket
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gunicorn import util
 from gunicorn.http import errors as http_errors
-from gunicorn.http.wsgi import Response, default_environ
+
+
+class BodyTooLarge(http_errors.ParseException):
+    """A request body over the app's ``MAX_CONTENT_LENGTH`` (gunicorn itself sets no limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return f"Bodies are limited to {self.limit} bytes."
+
 
 #: gunicorn's refusals -> (status, reason phrase, code); any other parse error is 400.
 _REFUSALS: dict[type[Exception], tuple[int, str, str]] = {
+    BodyTooLarge: (413, "Content Too Large", "payload_too_large"),
     http_errors.LimitRequestLine: (414, "URI Too Long", "uri_too_long"),
     http_errors.LimitRequestHeaders: (
         431,
@@ -52,6 +75,10 @@ _NOT_THE_CLIENTS = tuple(
     if hasattr(http_errors, name)
 )
 _DETAIL_LENGTH = 200
+#: How long, and how much of what a client still sends, a refused connection is read on
+#: before it is closed (``_close_gracefully``).
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 64 * 1024
 
 #: Names this module offers for gunicorn's --worker-class, and the worker each extends.
 _NAMED = {"ThreadWorker": "gthread", "GeventWorker": "gevent", "SyncWorker": "sync"}
@@ -68,7 +95,15 @@ def refusal(exc: BaseException) -> tuple[int, str, str] | None:
 
 
 class ProblemErrors:
-    """Mixin for a gunicorn worker: its refusals are ``application/problem+json``."""
+    """Mixin for a gunicorn worker: its refusals are ``application/problem+json``, and the
+    app behind it gets bounded bodies (``BoundedBodies``)."""
+
+    #: The app the worker serves (gunicorn's ``Worker.load_wsgi`` sets it).
+    wsgi: Any
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()  # type: ignore[misc]
+        self.wsgi = BoundedBodies(self.wsgi)
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         answer = refusal(exc)
@@ -81,10 +116,13 @@ class ProblemErrors:
         from service.http.errors import PROBLEM_MEDIA_TYPE, PROBLEMS, problem_document
 
         status, reason, code = answer
-        started = datetime.now()
         addr = addr or ("", -1)  # a unix socket
-        self.log.warning("Invalid request from ip=%s: %s", addr[0], exc)  # type: ignore[attr-defined]
         detail = (str(exc) or reason)[:_DETAIL_LENGTH]
+        # The only line about it (gunicorn would add an access line): what was refused and why,
+        # cut short and with control characters escaped, whatever the client sent.
+        self.log.warning(  # type: ignore[attr-defined]
+            "Invalid request from ip=%s (%s %s): %s", addr[0], status, code, _printable(detail)
+        )
         body = json.dumps(problem_document(status, code, PROBLEMS[code][1], detail)).encode()
         head = (
             f"HTTP/1.1 {status} {reason}\r\n"
@@ -92,19 +130,64 @@ class ProblemErrors:
             f"Content-Type: {PROBLEM_MEDIA_TYPE}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"
         )
-        req = req or getattr(exc, "req", None)
-        if req is not None:  # an access-log line, as gunicorn writes for its own answers
-            cfg = self.cfg  # type: ignore[attr-defined]
-            environ = default_environ(req, client, cfg)
-            environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = addr[0], str(addr[1])
-            response = Response(req, client, cfg)
-            response.status = f"{status} {reason}"
-            response.response_length = len(body)
-            self.log.access(response, req, environ, datetime.now() - started)  # type: ignore[attr-defined]
         try:
             util.write_nonblock(client, head.encode("latin-1") + body)
         except Exception:
             self.log.debug("Failed to send error message.")  # type: ignore[attr-defined]
+        _close_gracefully(client)
+
+
+class BoundedBodies:
+    """A WSGI app behind a check of each request's body, made before the app runs: a
+    Content-Length over the app's ``MAX_CONTENT_LENGTH`` raises ``BodyTooLarge``, and a chunked
+    body is read whole (at most one byte past the limit; ``BodyTooLarge`` beyond it, gunicorn's
+    ``ParseException`` for a broken chunk) and handed on with its Content-Length. The worker
+    answers either as a refusal."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self.app = app
+        limit = getattr(app, "config", {}).get("MAX_CONTENT_LENGTH")  # a Flask app's
+        self.limit: int | None = limit
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        length = environ.get("CONTENT_LENGTH")
+        if length is not None:
+            # A number: gunicorn refuses any other Content-Length.
+            if self.limit is not None and int(length) > self.limit:
+                raise BodyTooLarge(self.limit)
+        elif "HTTP_TRANSFER_ENCODING" in environ:
+            # Chunked: gunicorn refuses any other transfer coding, one beside a
+            # Content-Length, and chunked HTTP/1.0.
+            body = environ["wsgi.input"].read(None if self.limit is None else self.limit + 1)
+            if self.limit is not None and len(body) > self.limit:
+                raise BodyTooLarge(self.limit)
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+        return self.app(environ, start_response)
+
+
+def _close_gracefully(client: socket.socket) -> None:
+    """Close ``client`` as RFC 9112 (9.6) says: the write side first, then read and drop what
+    the client still sends (a body too large ...) for a moment, then the rest. A socket closed
+    with input unread answers it with a reset, which may discard the answer unread."""
+    try:
+        client.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + _LINGER_SECONDS
+        drained = 0
+        while drained < _LINGER_BYTES and (left := deadline - time.monotonic()) > 0:
+            client.settimeout(left)
+            received = client.recv(4096)
+            if not received:
+                break
+            drained += len(received)
+    except OSError:  # the client has gone, or the moment has passed
+        pass
+    finally:
+        util.close(client)
+
+
+def _printable(text: str) -> str:
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def problem_worker(base: type | str) -> type:

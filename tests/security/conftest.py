@@ -3,7 +3,11 @@ process, as a hostile client on the network would meet it (not through Flask's t
 
 ``live_server(**env)`` starts one on a free port with the given ``MEEPLE_*`` settings (the
 embedded default unless ``MEEPLE_STORE_URL``/``MEEPLE_REDIS_URL`` say otherwise), waits until
-``/health`` answers, and stops it after the test.
+``/health`` answers, and stops it after the test. ``start_gunicorn`` starts gunicorn itself
+with compose's command line for the API instead. Either imports the service from this
+checkout (``PYTHONPATH``), not from wherever the virtualenv's package was installed from.
+
+``raw_request`` sends bytes no client library would send and reads the whole answer.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+ROOT = Path(__file__).resolve().parents[2]
 MEEPLE = Path(sys.executable).with_name("meeple")
 
 
@@ -162,13 +168,43 @@ def _answer(status: int, headers: dict[str, str], raw: bytes) -> Answer:
 
 def start_server(directory: Path, env: dict[str, str], args: list[str]) -> LiveServer:
     port = free_port()
+    return _start(directory, env, [str(MEEPLE), "serve", "--port", str(port), *args], port)
+
+
+def start_gunicorn(directory: Path, env: dict[str, str]) -> LiveServer:
+    """gunicorn with compose's command line for the API (compose.yaml), bound to a free
+    loopback port with one worker; the embedded default unless ``env`` says otherwise."""
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    command = compose["services"]["api"]["command"]
+    assert command[0] == "gunicorn", command
+    port = free_port()
+    options = {"--bind": f"127.0.0.1:{port}", "--workers": "1"}
+    arguments = [
+        f"{name}={options[name]}" if name in options else argument
+        for argument in command[1:]
+        for name in [argument.partition("=")[0]]
+    ]
+    return _start(directory, env, [sys.executable, "-m", "gunicorn", *arguments], port)
+
+
+def stop_server(server: LiveServer) -> None:
+    server.process.send_signal(signal.SIGTERM)
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+def _start(directory: Path, env: dict[str, str], command: list[str], port: int) -> LiveServer:
     clean = {key: value for key, value in os.environ.items() if not key.startswith("MEEPLE_")}
+    path = os.pathsep.join(filter(None, [str(ROOT), clean.get("PYTHONPATH")]))
     log = directory / f"server-{port}.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [str(MEEPLE), "serve", "--port", str(port), *args],
+            command,
             cwd=directory,
-            env={**clean, **env},
+            env={**clean, "PYTHONPATH": path, **env},
             stdout=output,
             stderr=subprocess.STDOUT,
         )
@@ -182,7 +218,7 @@ def start_server(directory: Path, env: dict[str, str], args: list[str]) -> LiveS
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            pytest.fail(f"meeple serve did not start:\n{server.logs()}", pytrace=False)
+            pytest.fail(f"{command[0]} did not start:\n{server.logs()}", pytrace=False)
         time.sleep(0.2)
 
 
@@ -198,9 +234,33 @@ def live_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
 
     yield start
     for server in started:
-        server.process.send_signal(signal.SIGTERM)
-        try:
-            server.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
+        stop_server(server)
+
+
+@dataclass
+class RawAnswer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def problem(self) -> dict[str, Any]:
+        assert self.headers.get("content-type") == "application/problem+json", self
+        problem: dict[str, Any] = json.loads(self.body)
+        assert problem["status"] == self.status
+        return problem
+
+
+def raw_request(server: LiveServer, head: bytes) -> RawAnswer:
+    """Send ``head`` as is (no client library would send these) and read the whole answer."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        connection.sendall(head)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    status_line, _, rest = received.partition(b"\r\n")
+    header_block, _, body = rest.partition(b"\r\n\r\n")
+    headers = {}
+    for line in header_block.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return RawAnswer(int(status_line.split()[1]), headers, body)

@@ -5,8 +5,6 @@ header block over its limits, a request line too long). Each is answered with a 
 
 from __future__ import annotations
 
-import json
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 import pytest
 
 from service.http.json_input import MalformedJson, loads_strict
-from tests.security.conftest import LiveServer
+from tests.security.conftest import LiveServer, raw_request
 
 #: About 2 KB of JSON nested ~1,000 deep: Python's own parser gives up with a RecursionError.
 NESTED = '{"type": "pass", "players": ' + "[" * 982 + "]" * 982 + "}"
@@ -117,35 +115,6 @@ def test_malformed_json_says_why(server: LiveServer) -> None:
 
 
 # -- what gunicorn refuses before the app sees it -------------------------------------
-
-
-@dataclass
-class RawAnswer:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def problem(self) -> dict[str, Any]:
-        assert self.headers.get("content-type") == "application/problem+json", self
-        problem: dict[str, Any] = json.loads(self.body)
-        assert problem["status"] == self.status
-        return problem
-
-
-def raw_request(server: LiveServer, head: bytes) -> RawAnswer:
-    """Send ``head`` as is (no client library would send these) and read the whole answer."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
-        connection.sendall(head)
-        received = b""
-        while chunk := connection.recv(65536):
-            received += chunk
-    status_line, _, rest = received.partition(b"\r\n")
-    header_block, _, body = rest.partition(b"\r\n\r\n")
-    headers = {}
-    for line in header_block.decode("latin-1").split("\r\n"):
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return RawAnswer(int(status_line.split()[1]), headers, body)
 
 
 def test_an_invalid_header_name_is_a_problem(server: LiveServer) -> None:
