@@ -35,9 +35,14 @@ def run(report: Callable[..., None]) -> None:
     from service.config import load_config
 
     with tempfile.TemporaryDirectory() as folder:
-        # What one undo costs is measured, not how often a client may ask for one.
+        # What one undo costs is measured, not how often a client may ask for one, nor how
+        # far undo may grow a game (the branch is grown past the default undo allowance).
         config = load_config(
-            {}, store_url=f"sqlite:///{folder}/bench.db", admin_key=ADMIN_KEY, rate_limits=False
+            {},
+            store_url=f"sqlite:///{folder}/bench.db",
+            admin_key=ADMIN_KEY,
+            rate_limits=False,
+            undo_allowance=10 * EVENTS,
         )
         app = create_app(config)
         services = app.extensions["meeple"]
@@ -103,14 +108,21 @@ def _grown_branch(client: Any, services: Any) -> tuple[str, str]:
 
 
 def _branch_point(envelopes: list[dict[str, Any]]) -> int:
-    """The last event after which neither one undo nor ``STEPS`` undos land on a state
-    awaiting an automatic step (the jobs would run it at once and end the redo)."""
+    """The last event after which neither the branch nor one undo nor ``STEPS`` undos land
+    on a state awaiting an automatic step (the jobs would run it at once and end the redo)."""
     game = fold(envelopes)
     ruleset = game.ruleset
     for at in range(len(envelopes), STEPS + 2, -1):
+        # Undoing k steps leaves the state after the effective step k + 1 from the end (the
+        # log may hold events that are no steps, so this is not event at - k).
+        effective = fold(envelopes, upto=at).effective
+        if len(effective) <= STEPS:
+            break
         if all(
-            not ruleset.status(fold(envelopes, upto=at - back).state).get("awaiting_system")
-            for back in (1, STEPS)
+            not ruleset.status(fold(envelopes, upto=effective[-back - 1]).state).get(
+                "awaiting_system"
+            )
+            for back in (0, 1, STEPS)
         ):
             return at
     raise RuntimeError("no branch point fits")

@@ -33,8 +33,11 @@ CHOOSER = random.Random("costs")
 
 @pytest.fixture
 def server(live_server: Callable[..., LiveServer]) -> LiveServer:
-    # The costs of one client's requests are the subject here, not how often it may send them.
-    return live_server(MEEPLE_ADMIN_KEY=ADMIN_KEY, MEEPLE_RATE_LIMITS="off")
+    # The costs of one client's requests are the subject here, not how often it may send them
+    # or how far undo may grow a game (tests/api/test_history.py tests the undo allowance).
+    return live_server(
+        MEEPLE_ADMIN_KEY=ADMIN_KEY, MEEPLE_RATE_LIMITS="off", MEEPLE_UNDO_ALLOWANCE="100000"
+    )
 
 
 def test_more_undo_or_redo_steps_than_the_cap_are_refused(server: LiveServer) -> None:
