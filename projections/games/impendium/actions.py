@@ -35,6 +35,19 @@ class WholeMatch(validate.Regexp):
         return value
 
 
+class NotEmpty(validate.Validator):
+    """An object holding at least one key. The field's spec says so with ``minProperties``
+    in its metadata: apispec would write a ``Length`` as a string's ``minLength``."""
+
+    def __init__(self, error: str) -> None:
+        self.message = error
+
+    def __call__(self, value: Any) -> Any:
+        if not value:
+            raise ValidationError(self.message)
+        return value
+
+
 #: A cell as the board names it (board.CELL): "x,y" in [0-9], no leading zero, no "-0".
 CELL = WholeMatch(f"^{board.CELL}$", error="A map cell is written 'x,y', as the map names it.")
 SEAT = validate.Range(min=0, max=5)
@@ -85,13 +98,14 @@ def _substitute() -> fields.Field:
     kinds = fields.Dict(
         keys=fields.String(validate=validate.OneOf(RESOURCES)),
         values=units,
-        validate=validate.Length(min=1, error="Name a kind the token stands in for."),
+        validate=NotEmpty("Name a kind the token stands in for."),
+        metadata={"minProperties": 1},
     )
     return fields.Dict(
         keys=fields.String(validate=validate.OneOf(RESOURCES)),
         values=kinds,
-        validate=validate.Length(min=1, error="Leave substitute out to pay in kind."),
-        metadata={"description": SUBSTITUTE_DESCRIPTION},
+        validate=NotEmpty("Leave substitute out to pay in kind."),
+        metadata={"description": SUBSTITUTE_DESCRIPTION, "minProperties": 1},
     )
 
 
