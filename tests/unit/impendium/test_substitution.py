@@ -461,3 +461,18 @@ def test_logs_of_rules_version_four_are_refused() -> None:
     with pytest.raises(RulesVersionMismatch):
         start(created)
     start(log.envelopes[0])
+
+
+def test_the_timeline_says_what_stood_in_for_what() -> None:
+    state = _with_token()
+    move = {"type": "move", "to": "1,0", "substitute": {"water": {"hydrogen": 2}}, "seat": 0}
+    assert IMPENDIUM.summarize(state, move) == (
+        "Ann moved their Ark to the space at 1,0 for 2 hydrogen, 2 water standing in for 2 hydrogen"
+    )
+    card, slot = ARTIFACT_AND_HYDROGEN
+    _on_star(state, card)
+    split = {"water": {"artifacts": 1, "hydrogen": 1}}
+    assert IMPENDIUM.summarize(state, {**_build(slot, substitute=split), "seat": 0}).endswith(
+        ", 2 water standing in for 1 artifacts, 1 hydrogen"
+    )
+    assert "standing in" not in IMPENDIUM.summarize(state, {**_build(slot), "seat": 0})
