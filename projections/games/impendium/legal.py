@@ -212,7 +212,7 @@ def _ways_to_pay(state: State, seat: int, cost: dict[str, int]) -> list[dict[str
     tokens = state["seats"][seat]["discounts"]["substitute"]
     if not tokens:
         return ways
-    candidates = [] if ways else query.shortfall_covers(state, seat, cost)
+    candidates = [] if ways else query.shortfall_covers(state, seat, cost, MAX_SUBSTITUTIONS)
     for wild, kind in product(RESOURCES, RESOURCES):
         if tokens.get(wild, 0) > 0 and kind != wild and cost.get(kind, 0) > 0:
             candidates.append({wild: {kind: min(tokens[wild], cost[kind])}})

@@ -183,11 +183,11 @@ def payment(
 
 
 def shortfall_covers(
-    state: State, seat: int, cost: dict[str, int]
+    state: State, seat: int, cost: dict[str, int], most: int
 ) -> list[dict[str, dict[str, int]]]:
-    """Every substitution covering exactly what the pool lacks of ``cost`` (each short unit
-    by a token's resource the pool has to spare), ``[]`` when none does or nothing is short.
-    Bounded: the shortfall is at most the tokens' units, each a handful."""
+    """The first ``most`` substitutions covering exactly what the pool lacks of ``cost``
+    (each unit short paid by a token's resource the pool has to spare), ``[]`` when none
+    does or nothing is short."""
     pool = state["seats"][seat]["resources"]
     tokens = state["seats"][seat]["discounts"]["substitute"]
     short = [(res, cost[res] - pool[res]) for res in RESOURCES if cost.get(res, 0) > pool[res]]
@@ -201,6 +201,8 @@ def shortfall_covers(
     found: list[dict[str, dict[str, int]]] = []
 
     def cover(index: int, left: dict[str, int], chosen: dict[str, dict[str, int]]) -> None:
+        if len(found) >= most:
+            return
         if index == len(short):
             found.append({wild: dict(kinds) for wild, kinds in chosen.items()})
             return

@@ -397,6 +397,21 @@ def test_the_list_offers_the_substitution_that_makes_an_unaffordable_cost_afford
     assert _builds(state, slot) == [_build(slot, substitute={"water": {"artifacts": 1}})]
 
 
+def test_with_two_tokens_the_list_offers_each_way_to_cover_the_shortfall() -> None:
+    card, slot = ARTIFACT_AND_HYDROGEN
+    state = _on_star(_with_token(artifacts=0, hydrogen=0), card)
+    state["seats"][0]["discounts"]["substitute"] = {"water": 2, "life_forms": 2}
+    assert [a["substitute"] for a in _builds(state, slot)] == [
+        {"life_forms": {"artifacts": 1, "hydrogen": 1}},
+        {"life_forms": {"artifacts": 1}, "water": {"hydrogen": 1}},
+        {"water": {"artifacts": 1}, "life_forms": {"hydrogen": 1}},
+        {"water": {"artifacts": 1, "hydrogen": 1}},
+    ]
+    IMPENDIUM.apply(state, {**_builds(state, slot)[1], "seat": 0}, random.Random(1))
+    assert _pool(state) == {"life_forms": 4, "water": 4, "artifacts": 0, "hydrogen": 0}
+    assert _token(state) == {"water": 1, "life_forms": 1}
+
+
 def test_without_a_token_nothing_listed_substitutes() -> None:
     card, slot = ONE_ARTIFACT
     state = _on_star(table(), card)
