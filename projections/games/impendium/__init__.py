@@ -23,8 +23,9 @@ class Impendium(Ruleset):
     # turns ending after an attack or trade, abilities at any time, actions held to their
     # schemas; 3: a returned diplomacy card is forgotten once drawn; 4: the held-out rules
     # review (docs/rules/impendium.md): cells and placed discs named only as the board
-    # names them, hired mercenaries who win take the spoils for their hirer
-    rules_version = "4"
+    # names them, hired mercenaries who win take the spoils for their hirer; 5: a SUB token
+    # pays only what its player names (the ``substitute`` field), never a shortfall by itself
+    rules_version = "5"
     #: "at any time": faction abilities (on any player's turn) and galactic diplomacy cards.
     free_action_types = frozenset(["use_faction_ability", "play_diplomacy"])
     options = {

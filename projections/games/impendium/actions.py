@@ -35,6 +35,19 @@ class WholeMatch(validate.Regexp):
         return value
 
 
+class NotEmpty(validate.Validator):
+    """An object holding at least one key. The field's spec says so with ``minProperties``
+    in its metadata: apispec would write a ``Length`` as a string's ``minLength``."""
+
+    def __init__(self, error: str) -> None:
+        self.message = error
+
+    def __call__(self, value: Any) -> Any:
+        if not value:
+            raise ValidationError(self.message)
+        return value
+
+
 #: A cell as the board names it (board.CELL): "x,y" in [0-9], no leading zero, no "-0".
 CELL = WholeMatch(f"^{board.CELL}$", error="A map cell is written 'x,y', as the map names it.")
 SEAT = validate.Range(min=0, max=5)
@@ -67,6 +80,35 @@ def _relocate() -> fields.Field:
     )
 
 
+#: What a client reads of the optional ``substitute`` field of every action that pays a cost.
+SUBSTITUTE_DESCRIPTION = (
+    'SUB faction ("Substitute up to 2 water to pay the cost of 2 of any other resource"): '
+    "which of your SUB tokens pay part of this action's cost, by the token's resource, then "
+    'the kinds it stands in for and how many units, e.g. {"water": {"hydrogen": 1, '
+    '"artifacts": 1}}. Leave it out to pay in kind. At most the units the token has left '
+    "this round, only for kinds the cost demands (never its own), never more than the cost "
+    "of a kind, and the token's resource must be in your pool to pay; anything else is "
+    "refused with bad_substitution."
+)
+
+
+def _substitute() -> fields.Field:
+    """Optional on every action that pays a cost (docs/rules/impendium.md, "SUB 2")."""
+    units = fields.Integer(strict=True, validate=validate.Range(min=1))
+    kinds = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(RESOURCES)),
+        values=units,
+        validate=NotEmpty("Name a kind the token stands in for."),
+        metadata={"minProperties": 1},
+    )
+    return fields.Dict(
+        keys=fields.String(validate=validate.OneOf(RESOURCES)),
+        values=kinds,
+        validate=NotEmpty("Leave substitute out to pay in kind."),
+        metadata={"description": SUBSTITUTE_DESCRIPTION, "minProperties": 1},
+    )
+
+
 def _schema(action_type: str, **extra: fields.Field) -> type[Schema]:
     declared: dict[str, Any] = {
         "type": fields.String(required=True, validate=validate.Equal(action_type))
@@ -85,7 +127,9 @@ SCHEMAS: dict[str, type[Schema]] = {
     ),
     "place_ark": _schema("place_ark", position=fields.String(required=True, validate=CELL)),
     "take_federation_resource": _schema("take_federation_resource", resource=_resource()),
-    "move": _schema("move", to=fields.String(required=True, validate=CELL)),
+    "move": _schema(
+        "move", to=fields.String(required=True, validate=CELL), substitute=_substitute()
+    ),
     "attack": _schema("attack", target=fields.Integer(required=True, strict=True, validate=SEAT)),
     "take_spoils": _schema("take_spoils", resources=_amounts()),
     "offer_trade": _schema(
@@ -100,6 +144,7 @@ SCHEMAS: dict[str, type[Schema]] = {
         slot=_slot(),
         resource=_resource(required=False),
         relocate=_relocate(),
+        substitute=_substitute(),
     ),
     "construct_federation_star": _schema(
         "construct_federation_star",
@@ -107,6 +152,7 @@ SCHEMAS: dict[str, type[Schema]] = {
         slot=_slot(),
         resource=_resource(required=False),
         relocate=_relocate(),
+        substitute=_substitute(),
     ),
     "place_star": _schema("place_star", position=fields.String(required=True, validate=CELL)),
     "place_harbinger": _schema(
@@ -117,11 +163,13 @@ SCHEMAS: dict[str, type[Schema]] = {
         position=fields.String(required=True, validate=CELL),
         slot=_slot(),
         relocate=_relocate(),
+        substitute=_substitute(),
     ),
     "recruit_faction": _schema(
         "recruit_faction",
         resource=_resource(),
         replace=fields.String(validate=validate.OneOf(sorted(FACTIONS))),
+        substitute=_substitute(),
     ),
     "keep_diplomacy": _schema(
         "keep_diplomacy",
@@ -140,6 +188,7 @@ SCHEMAS: dict[str, type[Schema]] = {
         "hire_mercenaries",
         pay=fields.String(required=True, validate=validate.OneOf(["artifacts", "hydrogen"])),
         target=fields.Integer(required=True, strict=True, validate=SEAT),
+        substitute=_substitute(),
     ),
     "play_diplomacy": _schema(
         "play_diplomacy",
@@ -168,6 +217,7 @@ FIELD_CODES = {
     "pay": "bad_mercenary_payment",
     "faction": "faction_not_yours",
     "replace": "must_replace_faction",
+    "substitute": "bad_substitution",
 }
 #: Where an action gives a field's bad value another code than FIELD_CODES.
 ACTION_FIELD_CODES = {

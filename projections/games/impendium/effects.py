@@ -38,18 +38,35 @@ def lose(state: State, seat: int, resource: str, amount: int) -> None:
     pool[resource] = max(0, pool[resource] - amount)
 
 
-def pay(state: State, seat: int, cost: dict[str, int]) -> None:
-    """Pay ``cost`` (already checked with ``state.payment``), using up substitute tokens."""
-    taken = query.payment(state, seat, cost)
+def check_substitution(
+    state: State, seat: int, cost: dict[str, int], substitute: Any
+) -> dict[str, dict[str, int]] | None:
+    """The substitution an action names for ``cost`` (None: paid in kind), or
+    ``bad_substitution`` (docs/rules/impendium.md, "SUB 2")."""
+    if substitute is None:
+        return None
+    problem = query.substitution_problem(state, seat, cost, substitute)
+    if problem is not None:
+        raise IllegalAction("bad_substitution", problem)
+    return dict(substitute)
+
+
+def pay(
+    state: State,
+    seat: int,
+    cost: dict[str, int],
+    substitute: dict[str, dict[str, int]] | None = None,
+) -> None:
+    """Pay ``cost`` (already checked with ``state.payment``), using up the SUB tokens that
+    ``substitute`` spends."""
+    taken = query.payment(state, seat, cost, substitute)
     assert taken is not None
     components.pool_pay(state["seats"][seat]["resources"], taken)
     tokens = state["seats"][seat]["discounts"]["substitute"]
-    for res, units in taken.items():
-        extra = units - cost.get(res, 0)
-        if extra > 0:
-            tokens[res] -= extra
-            if tokens[res] <= 0:
-                del tokens[res]
+    for wild, kinds in (substitute or {}).items():
+        tokens[wild] -= sum(kinds.values())
+        if tokens[wild] <= 0:
+            del tokens[wild]
 
 
 # -- colonies and galaxies ---------------------------------------------------------------

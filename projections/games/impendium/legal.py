@@ -18,6 +18,10 @@ from projections.games.impendium.data import DIPLOMACY, HARBINGERS, RESOURCES, S
 State = dict[str, Any]
 Action = dict[str, Any]
 
+#: The most substitutions listed for one cost; any valid one posted is accepted
+#: (docs/rules/impendium.md, "SUB 2").
+MAX_SUBSTITUTIONS = 6
+
 
 def legal_actions(state: State, seat: int) -> list[Action]:
     phase = state["phase"]
@@ -117,8 +121,8 @@ def _turn_actions(state: State, seat: int) -> list[Action]:
     actions: list[Action] = []
     if "move" not in used or turn["moving"]:
         for target, cost in rules.move_targets(state, seat):
-            if query.payment(state, seat, {"hydrogen": cost}) is not None:
-                actions.append({"type": "move", "to": target})
+            for way in _ways_to_pay(state, seat, {"hydrogen": cost}):
+                actions.append(_paid({"type": "move", "to": target}, way))
     actions.extend(_meetings(state, seat))
     if "build_colony" not in used:
         actions.extend(_colony_builds(state, seat))
@@ -151,11 +155,13 @@ def _turmoil_choices(state: State, seat: int) -> list[Action]:
                 )
     if "mercenaries" in here and not state["turn"].get("hired"):
         for pay in turmoil.MERCENARY_PAYMENTS:
-            if query.payment(state, seat, {pay: turmoil.MERCENARY_FEE}) is None:
-                continue
+            ways = _ways_to_pay(state, seat, {pay: turmoil.MERCENARY_FEE})
             for other in range(query.seat_count(state)):
                 if other != seat:
-                    actions.append({"type": "hire_mercenaries", "pay": pay, "target": other})
+                    actions.extend(
+                        _paid({"type": "hire_mercenaries", "pay": pay, "target": other}, way)
+                        for way in ways
+                    )
     return actions
 
 
@@ -181,14 +187,58 @@ def _meetings(state: State, seat: int) -> list[Action]:
 
 
 def _payments(state: State, seat: int, slot: dict[str, Any], discount: str) -> list[dict[str, Any]]:
-    """The extra fields of each affordable way to pay a slot ({} or {"resource": r})."""
+    """The extra fields of each listed way to pay a slot: the resource named for a number
+    slot ({"resource": r}) and a substitution (see ``_ways_to_pay``)."""
     options = [None] if "cost" in slot else list(RESOURCES)
-    found = []
+    found: list[dict[str, Any]] = []
     for resource in options:
         priced = query.slot_cost(state, seat, slot, resource, discount)
-        if priced is not None and query.payment(state, seat, priced[0]) is not None:
-            found.append({} if resource is None else {"resource": resource})
+        if priced is None:
+            continue
+        named = {} if resource is None else {"resource": resource}
+        found.extend({**named, **way} for way in _ways_to_pay(state, seat, priced[0]))
     return found
+
+
+def _ways_to_pay(state: State, seat: int, cost: dict[str, int]) -> list[dict[str, Any]]:
+    """The extra fields of the listed ways to pay ``cost``: in kind ({}) when the pool can;
+    when it cannot, each substitution covering exactly what it lacks; and each SUB token
+    spent as far as it goes on one kind the cost demands, which a player who can pay in
+    kind may still choose (docs/rules/impendium.md, "SUB 2"). At most MAX_SUBSTITUTIONS
+    substitutions, each valid and affordable."""
+    ways: list[dict[str, Any]] = []
+    if query.payment(state, seat, cost) is not None:
+        ways.append({})
+    tokens = state["seats"][seat]["discounts"]["substitute"]
+    if not tokens:
+        return ways
+    candidates = [] if ways else query.shortfall_covers(state, seat, cost, MAX_SUBSTITUTIONS)
+    for wild, kind in product(RESOURCES, RESOURCES):
+        if tokens.get(wild, 0) > 0 and kind != wild and cost.get(kind, 0) > 0:
+            candidates.append({wild: {kind: min(tokens[wild], cost[kind])}})
+    listed: list[dict[str, dict[str, int]]] = []
+    for substitute in candidates:
+        if len(listed) == MAX_SUBSTITUTIONS:
+            break
+        if (
+            substitute not in listed
+            and query.substitution_problem(state, seat, cost, substitute) is None
+            and query.payment(state, seat, cost, substitute) is not None
+        ):
+            listed.append(substitute)
+    ways.extend({"substitute": substitute} for substitute in listed)
+    return ways
+
+
+def _paid(action: Action, *parts: dict[str, Any]) -> Action:
+    """``action`` with the fields of ``parts`` (a way to pay it, a disc); each action holds
+    its own substitution, so changing one listed action changes no other."""
+    paid = dict(action)
+    for part in parts:
+        paid.update(part)
+    if "substitute" in paid:
+        paid["substitute"] = {wild: dict(kinds) for wild, kinds in paid["substitute"].items()}
+    return paid
 
 
 def _colony_builds(state: State, seat: int) -> list[Action]:
@@ -208,7 +258,7 @@ def _colony_builds(state: State, seat: int) -> list[Action]:
             continue
         for payment in _payments(state, seat, slot, "colony"):
             for source in relocations:
-                action: Action = {"type": "build_colony", "slot": index, **payment}
+                action = _paid({"type": "build_colony", "slot": index}, payment)
                 if source is not None:
                     action["relocate"] = source
                 actions.append(action)
@@ -233,15 +283,8 @@ def _constructions(state: State, seat: int) -> list[Action]:
                 continue
             for payment in _payments(state, seat, slot, "project"):
                 for disc in discs:
-                    actions.append(
-                        {
-                            "type": "construct_federation_star",
-                            "project": project["card"],
-                            "slot": index,
-                            **payment,
-                            **disc,
-                        }
-                    )
+                    action = {"type": "construct_federation_star", "project": project["card"]}
+                    actions.append(_paid({**action, "slot": index}, payment, disc))
     return actions
 
 
@@ -254,9 +297,15 @@ def _battles(state: State, seat: int) -> list[Action]:
         entry = state["board"][position]
         discs = _discs_for(state, seat, f"harbinger:{position}")
         for index, slot in enumerate(HARBINGERS[entry["card"]]["slots"]):
-            if entry["discs"][index] is None and _payments(state, seat, slot, "project"):
+            if entry["discs"][index] is not None:
+                continue
+            for payment in _payments(state, seat, slot, "project"):
                 actions.extend(
-                    {"type": "battle_harbinger", "position": position, "slot": index, **disc}
+                    _paid(
+                        {"type": "battle_harbinger", "position": position, "slot": index},
+                        disc,
+                        payment,
+                    )
                     for disc in discs
                 )
     return actions
@@ -270,14 +319,12 @@ def _recruits(state: State, seat: int) -> list[Action]:
     for resource in RESOURCES:
         if state["subverting"].get(resource) is None:
             continue
-        cost = query.recruit_cost(state, seat, resource)
-        if query.payment(state, seat, {resource: cost}) is None:
-            continue
+        cost = {resource: query.recruit_cost(state, seat, resource)}
+        choices: list[Action] = [{"type": "recruit_faction", "resource": resource}]
         if len(mine["factions"]) >= query.MAX_FACTIONS:
-            for old in mine["factions"]:
-                actions.append({"type": "recruit_faction", "resource": resource, "replace": old})
-        else:
-            actions.append({"type": "recruit_faction", "resource": resource})
+            choices = [{**choices[0], "replace": old} for old in mine["factions"]]
+        for way in _ways_to_pay(state, seat, cost):
+            actions.extend(_paid(choice, way) for choice in choices)
     return actions
 
 

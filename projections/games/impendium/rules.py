@@ -475,13 +475,15 @@ def move(state: State, seat: int, action: Action, rng: random.Random) -> None:
             "Move one cardinal step at a time, from a card to a space next to it or from a "
             "space onto a card.",
         )
-    cost = step_cost(state, seat, origin, target)
-    if query.payment(state, seat, {"hydrogen": cost}) is None:
+    cost = {"hydrogen": step_cost(state, seat, origin, target)}
+    substitute = effects.check_substitution(state, seat, cost, action.get("substitute"))
+    if query.payment(state, seat, cost, substitute) is None:
         have = state["seats"][seat]["resources"]["hydrogen"]
         raise IllegalAction(
-            "insufficient_hydrogen", f"That step costs {cost} hydrogen; you have {have}."
+            "insufficient_hydrogen",
+            f"That step costs {cost['hydrogen']} hydrogen; you have {have}.",
         )
-    effects.pay(state, seat, {"hydrogen": cost})
+    effects.pay(state, seat, cost, substitute)
     state["arks"][seat] = target
     _mark_used(state, "move")
     turmoil.ark_arrives(state, seat)
@@ -623,10 +625,12 @@ def _pay_slot(
     state: State,
     seat: int,
     slot: dict[str, Any],
-    resource: Any,
+    action: Action,
     discount: str,
 ) -> Callable[[], None]:
-    """Validate a slot payment; return the function that takes it."""
+    """Validate a slot payment (the action's ``resource`` for a number slot, its
+    ``substitute``); return the function that takes it."""
+    resource = action.get("resource")
     priced = query.slot_cost(state, seat, slot, resource, discount)
     if priced is None:
         if "cost" in slot:
@@ -638,12 +642,13 @@ def _pay_slot(
             f"That slot asks for {slot['any']} of one resource of your choosing; name it.",
         )
     cost, used = priced
-    if query.payment(state, seat, cost) is None:
+    substitute = effects.check_substitution(state, seat, cost, action.get("substitute"))
+    if query.payment(state, seat, cost, substitute) is None:
         short = ", ".join(f"{n} {r}" for r, n in sorted(cost.items()))
         raise IllegalAction("insufficient_resources", f"That slot costs {short}.")
 
     def pay() -> None:
-        effects.pay(state, seat, cost)
+        effects.pay(state, seat, cost, substitute)
         tokens = state["seats"][seat]["discounts"][discount]
         for res in used:
             tokens.pop(res, None)
@@ -743,7 +748,7 @@ def build_colony(state: State, seat: int, action: Action, rng: random.Random) ->
             raise IllegalAction(
                 "no_available_colony", "All your colony discs are in play; move one of them here."
             )
-    pay = _pay_slot(state, seat, slots[slot], action.get("resource"), "colony")
+    pay = _pay_slot(state, seat, slots[slot], action, "colony")
     pay()
     if relocate is not None:
         effects.lift_disc(state, relocate)
@@ -771,7 +776,7 @@ def construct_federation_star(state: State, seat: int, action: Action, rng: rand
     relocate = _relocation(state, seat, action, f"project:{project['card']}")
     if relocate is None:
         _require_free_disc(state, seat)
-    pay = _pay_slot(state, seat, slots[slot], action.get("resource"), "project")
+    pay = _pay_slot(state, seat, slots[slot], action, "project")
     pay()
     if relocate is not None:
         effects.lift_disc(state, relocate)
@@ -839,7 +844,7 @@ def battle_harbinger(state: State, seat: int, action: Action, rng: random.Random
     relocate = _relocation(state, seat, action, f"harbinger:{position}")
     if relocate is None:
         _require_free_disc(state, seat)
-    pay = _pay_slot(state, seat, slots[slot], None, "project")
+    pay = _pay_slot(state, seat, slots[slot], action, "project")
     pay()
     if relocate is not None:
         effects.lift_disc(state, relocate)
@@ -873,15 +878,16 @@ def recruit_faction(state: State, seat: int, action: Action, rng: random.Random)
         raise IllegalAction(
             "no_replacement_needed", "You have room for this faction; replace none."
         )
-    cost = query.recruit_cost(state, seat, resource)
-    if query.payment(state, seat, {resource: cost}) is None:
+    cost = {resource: query.recruit_cost(state, seat, resource)}
+    substitute = effects.check_substitution(state, seat, cost, action.get("substitute"))
+    if query.payment(state, seat, cost, substitute) is None:
         have = mine["resources"][resource]
         raise IllegalAction(
             "insufficient_resources",
-            f"Recruiting under {resource} costs {cost} {resource} (14 less your colonies that "
-            f"produce it); you have {have}.",
+            f"Recruiting under {resource} costs {cost[resource]} {resource} (14 less your "
+            f"colonies that produce it); you have {have}.",
         )
-    effects.pay(state, seat, {resource: cost})
+    effects.pay(state, seat, cost, substitute)
     if replace is not None:
         mine["factions"].remove(replace)
         if replace in mine["turned"]:
@@ -1014,8 +1020,8 @@ def hire_mercenaries(state: State, seat: int, action: Action, rng: random.Random
     the automatic ``mercenary_battle`` rolls the dice."""
     turn = require_turn(state, seat)
     pay, target = action.get("pay"), action.get("target")
-    turmoil.check_hire(state, seat, turn, pay, target)
-    effects.pay(state, seat, {str(pay): turmoil.MERCENARY_FEE})
+    substitute = turmoil.check_hire(state, seat, turn, action)
+    effects.pay(state, seat, {str(pay): turmoil.MERCENARY_FEE}, substitute)
     state["turn"]["hired"] = True
     state["pending"].append({"kind": "mercenary_battle", "seat": seat, "target": target})
 

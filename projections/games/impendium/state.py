@@ -120,40 +120,108 @@ def slot_cost(
     return {resource: slot["any"]}, []
 
 
-def payment(state: State, seat: int, cost: dict[str, int]) -> dict[str, int] | None:
-    """What paying ``cost`` takes from this player's pool, or None when they cannot.
+def substitution_problem(
+    state: State, seat: int, cost: dict[str, int], substitute: dict[str, dict[str, int]]
+) -> str | None:
+    """Why ``substitute`` cannot pay part of ``cost``, or None when it may.
 
-    A SUB faction ("Substitute up to 2 water to pay the cost of 2 of any other resource")
-    leaves a token (``discounts["substitute"]``, resource -> units left this round): the
-    part of a cost the pool cannot meet in another resource is paid with the token's
-    resource instead, unit for unit, while the token and that resource last. Shortfalls
-    are covered in resource order, from the tokens in resource order.
+    "SUB 2 (water): Treat 2 water as a wild resource. Substitute up to 2 water to pay the
+    cost of 2 of any other resource" (Faction Card Clarification): the ability leaves its
+    target a token (``discounts["substitute"]``, resource -> units left this round), and
+    the player paying a cost chooses whether to use it (docs/rules/impendium.md, "SUB 2").
+    ``substitute`` names, per wild resource, the kinds it stands in for and how many units
+    (``{"water": {"hydrogen": 1, "artifacts": 1}}``); its shape is the schema's.
     """
-    pool = state["seats"][seat]["resources"]
-    taken = {res: n for res, n in cost.items() if n > 0}
-    short = {res: n - pool[res] for res, n in taken.items() if n > pool[res]}
-    if not short:
-        return taken
     tokens = state["seats"][seat]["discounts"]["substitute"]
-    spare = {res: pool[res] - taken.get(res, 0) for res in RESOURCES}
-    left = {res: tokens.get(res, 0) for res in RESOURCES}
-    for res in RESOURCES:
-        need = short.get(res, 0)
-        for wild in RESOURCES:
-            if need == 0:
-                break
-            if wild == res:
-                continue
-            units = min(need, left[wild], spare[wild])
-            if units > 0:
-                need -= units
-                left[wild] -= units
-                spare[wild] -= units
-                taken[res] -= units
-                taken[wild] = taken.get(wild, 0) + units
-        if need:
-            return None
+    pool = state["seats"][seat]["resources"]
+    covered: dict[str, int] = {}
+    for wild, kinds in substitute.items():
+        units = sum(kinds.values())
+        if tokens.get(wild, 0) <= 0:
+            return f"Nobody's SUB faction lets your {_word(wild)} stand in this round."
+        if units > tokens[wild]:
+            return (
+                f"Your SUB token lets {tokens[wild]} {_word(wild)} stand in this round; "
+                f"you named {units}."
+            )
+        for kind, n in kinds.items():
+            if kind == wild:
+                return f"{_word(wild).capitalize()} cannot stand in for itself."
+            if cost.get(kind, 0) <= 0:
+                return f"That cost demands no {_word(kind)}."
+            covered[kind] = covered.get(kind, 0) + n
+        if pool[wild] < units:
+            return f"You hold {pool[wild]} {_word(wild)}; substituting takes {units}."
+    for kind, n in covered.items():
+        if n > cost[kind]:
+            return f"That cost demands {cost[kind]} {_word(kind)}; you substituted {n}."
+    return None
+
+
+def paid_with(cost: dict[str, int], substitute: dict[str, dict[str, int]] | None) -> dict[str, int]:
+    """What paying ``cost`` takes with ``substitute`` (checked): the kinds it stands in for
+    less those units, its wild resources more."""
+    taken = {res: n for res, n in cost.items() if n > 0}
+    for wild, kinds in (substitute or {}).items():
+        for kind, n in kinds.items():
+            taken[kind] -= n
+            taken[wild] = taken.get(wild, 0) + n
     return {res: n for res, n in taken.items() if n > 0}
+
+
+def payment(
+    state: State,
+    seat: int,
+    cost: dict[str, int],
+    substitute: dict[str, dict[str, int]] | None = None,
+) -> dict[str, int] | None:
+    """What paying ``cost`` with ``substitute`` (checked by ``substitution_problem``; None:
+    in kind) takes from this player's pool, or None when the pool cannot meet it."""
+    taken = paid_with(cost, substitute)
+    pool = state["seats"][seat]["resources"]
+    return taken if all(pool[res] >= n for res, n in taken.items()) else None
+
+
+def shortfall_covers(
+    state: State, seat: int, cost: dict[str, int], most: int
+) -> list[dict[str, dict[str, int]]]:
+    """The first ``most`` substitutions covering exactly what the pool lacks of ``cost``
+    (each unit short paid by a token's resource the pool has to spare), ``[]`` when none
+    does or nothing is short."""
+    pool = state["seats"][seat]["resources"]
+    tokens = state["seats"][seat]["discounts"]["substitute"]
+    short = [(res, cost[res] - pool[res]) for res in RESOURCES if cost.get(res, 0) > pool[res]]
+    if not short:
+        return []
+    spare = {
+        wild: min(units, pool[wild] - cost.get(wild, 0))
+        for wild, units in tokens.items()
+        if units > 0 and pool[wild] - cost.get(wild, 0) > 0
+    }
+    found: list[dict[str, dict[str, int]]] = []
+
+    def cover(index: int, left: dict[str, int], chosen: dict[str, dict[str, int]]) -> None:
+        if len(found) >= most:
+            return
+        if index == len(short):
+            found.append({wild: dict(kinds) for wild, kinds in chosen.items()})
+            return
+        kind, need = short[index]
+        wilds = [w for w in RESOURCES if w in left and w != kind and left[w] > 0]
+        for split in _splits(need, [left[w] for w in wilds]):
+            step = {w: n for w, n in zip(wilds, split, strict=True) if n}
+            for wild, n in step.items():
+                chosen.setdefault(wild, {})[kind] = n
+                left[wild] -= n
+            cover(index + 1, left, chosen)
+            for wild, n in step.items():
+                left[wild] += n
+                del chosen[wild][kind]
+                if not chosen[wild]:
+                    del chosen[wild]
+
+    cover(0, dict(spare), {})
+    return found
 
 
 def ark_cell(state: State, seat: int) -> str | None:
@@ -222,3 +290,18 @@ def harbinger_neighbours(state: State, position: str) -> list[str]:
 
 def total_resources(state: State, seat: int) -> int:
     return sum(state["seats"][seat]["resources"].values())
+
+
+def _splits(total: int, most: list[int]) -> list[list[int]]:
+    """Every way to write ``total`` as parts bounded by ``most``, in order."""
+    if not most:
+        return [[]] if total == 0 else []
+    return [
+        [first, *rest]
+        for first in range(min(total, most[0]), -1, -1)
+        for rest in _splits(total - first, most[1:])
+    ]
+
+
+def _word(resource: str) -> str:
+    return resource.replace("_", " ")

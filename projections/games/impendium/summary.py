@@ -17,6 +17,15 @@ def _amounts(amounts: dict[str, int]) -> str:
     return listed or "nothing"
 
 
+def _substituted(a: dict[str, Any]) -> str:
+    """ ", 2 water standing in for 1 artifacts and 1 hydrogen" when SUB tokens paid a part."""
+    parts = [
+        f"{sum(kinds.values())} {wild.replace('_', ' ')} standing in for {_amounts(kinds)}"
+        for wild, kinds in sorted(a.get("substitute", {}).items())
+    ]
+    return "".join(f", {part}" for part in parts)
+
+
 def _where(state: State, position: str) -> str:
     entry = state["board"].get(position)
     if entry is None:
@@ -66,26 +75,33 @@ def _place_start_star(state: State, who: str, names: list[str], a: dict[str, Any
 def _move(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     origin = state["arks"][a["seat"]]
     cost = step_cost(state, a["seat"], origin, a["to"])
-    return f"{who} moved their Ark to {_where(state, a['to'])} for {cost} hydrogen"
+    where = _where(state, a["to"])
+    return f"{who} moved their Ark to {where} for {cost} hydrogen{_substituted(a)}"
 
 
 def _build(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     pos = state["arks"][a["seat"]]
     moved = " (moving a colony)" if a.get("relocate") else ""
-    return f"{who} built a colony on slot {a['slot']} of {_where(state, pos)}{moved}"
+    return (
+        f"{who} built a colony on slot {a['slot']} of {_where(state, pos)}{moved}{_substituted(a)}"
+    )
 
 
 def _construct(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     star = STARS[a["project"]]
     moved = " (moving a disc)" if a.get("relocate") else ""
-    return f"{who} helped construct the federation star {star['name']} (slot {a['slot']}){moved}"
+    return (
+        f"{who} helped construct the federation star {star['name']} (slot {a['slot']}){moved}"
+        + _substituted(a)
+    )
 
 
 def _recruit(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
     faction = FACTIONS[state["subverting"][a["resource"]]]["name"]
     cost = query.recruit_cost(state, a["seat"], a["resource"])
     swap = f", sending {FACTIONS[a['replace']]['name']} away" if a.get("replace") else ""
-    return f"{who} recruited the {faction} for {cost} {a['resource'].replace('_', ' ')}{swap}"
+    paid = f"{cost} {a['resource'].replace('_', ' ')}{_substituted(a)}"
+    return f"{who} recruited the {faction} for {paid}{swap}"
 
 
 def _ability(state: State, who: str, names: list[str], a: dict[str, Any]) -> str:
@@ -127,6 +143,7 @@ _LINES = {
     "battle_harbinger": lambda s, who, n, a: (
         f"{who} battled the harbinger at {a['position']} (slot {a['slot']})"
         + (" (moving a disc)" if a.get("relocate") else "")
+        + _substituted(a)
     ),
     "recruit_faction": _recruit,
     "keep_diplomacy": lambda s, who, n, a: f"{who} kept two galactic diplomacy cards",
@@ -139,6 +156,6 @@ _LINES = {
         f"{who} traded {_amounts(a['give'])} to the merchants for {_amounts(a['get'])}"
     ),
     "hire_mercenaries": lambda s, who, n, a: (
-        f"{who} paid 3 {a['pay']} to hire the mercenaries against {n[a['target']]}"
+        f"{who} paid 3 {a['pay']}{_substituted(a)} to hire the mercenaries against {n[a['target']]}"
     ),
 }

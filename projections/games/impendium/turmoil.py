@@ -14,6 +14,7 @@ from typing import Any
 
 from projections import components
 from projections.games.impendium import board as grid
+from projections.games.impendium import effects
 from projections.games.impendium import state as query
 from projections.games.impendium.data import RESOURCES
 from projections.ruleset import IllegalAction
@@ -237,7 +238,11 @@ def check_merchant_trade(state: State, seat: int, give: Any, get: Any) -> None:
         raise IllegalAction("insufficient_resources", "You do not hold what you offer.")
 
 
-def check_hire(state: State, seat: int, turn: dict[str, Any], pay: Any, target: Any) -> None:
+def check_hire(
+    state: State, seat: int, turn: dict[str, Any], action: dict[str, Any]
+) -> dict[str, dict[str, int]] | None:
+    """Refuse a hire the rules do not allow; the substitution it pays with (None: in kind)."""
+    pay, target = action.get("pay"), action.get("target")
     require_turmoil(state)
     if "mercenaries" not in markers_at(state, state["arks"][seat]):
         raise IllegalAction(
@@ -259,10 +264,13 @@ def check_hire(state: State, seat: int, turn: dict[str, Any], pay: Any, target: 
     ):
         raise IllegalAction("bad_target", "Name another player for the mercenaries to attack.")
     have = state["seats"][seat]["resources"][pay]
-    if query.payment(state, seat, {pay: MERCENARY_FEE}) is None:
+    fee = {pay: MERCENARY_FEE}
+    substitute = effects.check_substitution(state, seat, fee, action.get("substitute"))
+    if query.payment(state, seat, fee, substitute) is None:
         raise IllegalAction(
             "insufficient_resources", f"Hiring costs {MERCENARY_FEE} {pay}; you have {have}."
         )
+    return substitute
 
 
 def _amounts(value: Any) -> bool:

@@ -189,7 +189,8 @@ def test_the_substitute_faction_lets_two_water_stand_for_two_of_another_resource
     state["seats"][1]["resources"].update(artifacts=0, water=3)
     put_star(state, "2,0", "S04")  # slot 1 costs 1 artifact
     state["arks"][1] = "2,0"
-    act(state, 1, "build_colony", slot=1)  # the artifact is paid with 1 water
+    # The player chooses to let 1 water pay the artifact (docs/rules/impendium.md, "SUB 2").
+    act(state, 1, "build_colony", slot=1, substitute={"water": {"artifacts": 1}})
     assert state["seats"][1]["resources"]["water"] == 2
     assert state["seats"][1]["discounts"]["substitute"] == {"water": 1}
 

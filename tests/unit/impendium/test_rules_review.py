@@ -115,8 +115,11 @@ def test_sub_two_water_pays_two_of_other_resources_split_between_kinds() -> None
         "artifacts": 0,
         "hydrogen": 0,
     }
-    assert {"type": "build_colony", "slot": 2} in IMPENDIUM.legal_actions(state, 0)
-    act(state, 0, "build_colony", slot=2)
+    split = {"water": {"artifacts": 1, "hydrogen": 1}}
+    assert {"type": "build_colony", "slot": 2, "substitute": split} in IMPENDIUM.legal_actions(
+        state, 0
+    )
+    act(state, 0, "build_colony", slot=2, substitute=split)
     assert state["seats"][0]["resources"]["water"] == 2
     assert state["board"]["2,0"]["colonies"][2] == 0
     assert state["seats"][0]["discounts"]["substitute"] == {}
@@ -133,8 +136,10 @@ def test_sub_two_water_covers_at_most_two() -> None:
     state["arks"][0] = "2,2"
     act(state, 0, "use_faction_ability", faction=sub, target=0)
     refused(state, 0, {"type": "build_colony", "slot": 2}, "insufficient_resources")
+    three = {"water": {"artifacts": 2, "hydrogen": 1}}
+    refused(state, 0, {"type": "build_colony", "slot": 2, "substitute": three}, "bad_substitution")
     state["arks"][0] = "2,0"
-    act(state, 0, "build_colony", slot=2)
+    act(state, 0, "build_colony", slot=2, substitute={"water": {"artifacts": 1, "hydrogen": 1}})
     assert state["seats"][0]["resources"]["water"] == 6
 
 
