@@ -13,8 +13,9 @@ from events.config import open_store
 from events.store import EventStore
 from projections.fold import Folder
 from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
+from service.application.quotas import Quota, StorageQuotas, open_ledger
 from service.application.services import Services
-from service.config import Config, game_index_url
+from service.config import STORAGE_QUOTAS, Config, game_index_url
 from service.workers import jobs as workers
 
 
@@ -31,10 +32,17 @@ def bootstrap(
     if game_index is None:
         game_index = open_game_index(config)
     services = Services(config, store, folder, game_index)
+    services.quotas = open_quotas(config)
     if jobs is None:
         jobs = workers.make_jobs(services)
     services.jobs = jobs
     return services
+
+
+def open_quotas(config: Config) -> StorageQuotas:
+    """Each owner's storage quota, counted where the job state lives."""
+    quota = Quota(*(getattr(config, name) for name in STORAGE_QUOTAS))
+    return StorageQuotas(open_ledger(config.store_url, config.redis_url), quota)
 
 
 def open_game_index(config: Config) -> GameIndex:

@@ -74,6 +74,14 @@ class Config:
     #: MEEPLE_UNDO_ALLOWANCE_PER_STEP more. It bounds how much undo can grow a game.
     undo_allowance: int = 1000
     undo_allowance_per_step: int = 2
+    #: MEEPLE_STORAGE_EVENTS_PER_DAY, MEEPLE_STORAGE_BYTES_PER_DAY, MEEPLE_STORAGE_EVENTS,
+    #: MEEPLE_STORAGE_BYTES: what one owner's requests (a client address; the admin key is
+    #: exempt) may append to the store a day (UTC) and in all; past one, its writes get 429
+    #: ``storage_quota_exceeded``. 0: no quota of that kind (service.application.quotas).
+    storage_events_per_day: int = 100_000
+    storage_bytes_per_day: int = 64 * 1024 * 1024
+    storage_events: int = 1_000_000
+    storage_bytes: int = 512 * 1024 * 1024
     #: MEEPLE_MAX_PAGE: the most events one page of the events or the timeline holds (``limit``).
     max_page: int = 1000
     #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
@@ -124,6 +132,10 @@ _ENV_NAMES = {
     "max_undo_steps": "MEEPLE_MAX_UNDO_STEPS",
     "undo_allowance": "MEEPLE_UNDO_ALLOWANCE",
     "undo_allowance_per_step": "MEEPLE_UNDO_ALLOWANCE_PER_STEP",
+    "storage_events_per_day": "MEEPLE_STORAGE_EVENTS_PER_DAY",
+    "storage_bytes_per_day": "MEEPLE_STORAGE_BYTES_PER_DAY",
+    "storage_events": "MEEPLE_STORAGE_EVENTS",
+    "storage_bytes": "MEEPLE_STORAGE_BYTES",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
     "rate_limit_sync_ms": "MEEPLE_RATE_LIMIT_SYNC_MS",
@@ -135,6 +147,14 @@ _ENV_NAMES = {
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
 }
 
+#: The settings of each owner's storage quota (service.application.quotas.Quota's order).
+STORAGE_QUOTAS = (
+    "storage_events_per_day",
+    "storage_bytes_per_day",
+    "storage_events",
+    "storage_bytes",
+)
+
 _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retries"} | {
     "retry_after_seconds",
     "max_json_depth",
@@ -142,6 +162,10 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_undo_steps",
     "undo_allowance",
     "undo_allowance_per_step",
+    "storage_events_per_day",
+    "storage_bytes_per_day",
+    "storage_events",
+    "storage_bytes",
     "max_page",
     "audit_cache_size",
     "max_wait_seconds",
@@ -211,7 +235,13 @@ def _check(config: Config) -> None:
     for name in ("max_undo_steps", "max_page"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{_ENV_NAMES[name]} must be at least 1")
-    for name in ("max_open_games", "max_bot_games", "undo_allowance", "undo_allowance_per_step"):
+    for name in (
+        "max_open_games",
+        "max_bot_games",
+        "undo_allowance",
+        "undo_allowance_per_step",
+        *STORAGE_QUOTAS,
+    ):
         if getattr(config, name) < 0:
             raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     if config.audit_cache_size < 0:

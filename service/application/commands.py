@@ -587,6 +587,9 @@ def append(
         )
     else:
         result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    quotas = services.quotas
+    if quotas is not None and not result.replayed:
+        quotas.charge_current(result.envelopes, time.time())
     advanced = None
     if (
         not result.replayed

@@ -61,6 +61,8 @@ class Services:
     folder: Folder
     game_index: GameIndex
     jobs: Any = None
+    #: What each owner may append (service.application.quotas.StorageQuotas), or None.
+    quotas: Any = None
 
     def close(self) -> None:
         """Stop the jobs, then release the index and the store."""
@@ -68,4 +70,6 @@ class Services:
         if close_jobs is not None:
             close_jobs()
         self.game_index.close()
+        if self.quotas is not None:
+            self.quotas.close()
         self.store.close()

@@ -91,6 +91,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "budget_too_large": (422, "The analysis budget is too large"),
     "no_decision": (422, "The seat has no decision to make there"),
     "rate_limited": (429, "Too many requests"),
+    "storage_quota_exceeded": (429, "Your share of the store is used up"),
     "seats_open": (409, "The game waits for its players"),
     "seat_taken": (409, "The seat is taken"),
     "game_started": (409, "The game has started"),

@@ -18,7 +18,7 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   ``malformed_json``, 413, 415, 422 ``invalid_body``; a query: 422 ``invalid_query``; a
   header parameter: 400 ``invalid_header``; a token: 401 ``invalid_token``, and
   ``missing_token`` when it is not optional; 429 ``rate_limited`` when service.http.limits
-  rate-limits it); the view lists the
+  rate-limits it, and ``storage_quota_exceeded`` when it writes); the view lists the
   rest under ``codes`` (``codes: {409: [version_conflict], 422: [game_finished, rules]}``,
   ``rules`` for the game's own codes). A view may still name a shared response
   (``409: Conflict``); one with no code is an error, so the spec never promises a status
@@ -58,6 +58,7 @@ from projections.ruleset import Ruleset, all_rulesets
 from service.http import schemas as api_schemas
 from service.http.errors import PROBLEM_MEDIA_TYPE, PROBLEMS
 from service.http.limits import LIMITED_ENDPOINTS
+from service.http.storage_quotas import WRITES as STORAGE_WRITES
 
 TITLE = "Meeple Ledger"
 OPENAPI_VERSION = "3.0.3"
@@ -285,8 +286,10 @@ def build_spec(
             for name, converter in rule._converters.items()
             if isinstance(converter, IntegerConverter)
         }
-        for operation in operations.values():
-            _complete(operation, list(rule.arguments), integers, rule.endpoint in LIMITED_ENDPOINTS)
+        for method, operation in operations.items():
+            limited = rule.endpoint in LIMITED_ENDPOINTS
+            writes = method.upper() in STORAGE_WRITES
+            _complete(operation, list(rule.arguments), integers, limited, writes)
         spec.path(path=path, operations=operations)
     document = spec.to_dict()
     _component_refs(document)
@@ -556,7 +559,11 @@ def _delivery_components(spec: APISpec) -> None:
 
 
 def _complete(
-    operation: dict[str, Any], arguments: list[str], integers: set[str], rate_limited: bool
+    operation: dict[str, Any],
+    arguments: list[str],
+    integers: set[str],
+    rate_limited: bool,
+    writes: bool = False,
 ) -> None:
     operation.setdefault("security", [])  # anonymous unless the view says otherwise
     parameters = operation.setdefault("parameters", [])
@@ -572,7 +579,7 @@ def _complete(
     if not parameters:
         operation.pop("parameters")
     responses = operation.setdefault("responses", {})
-    codes = _codes_of(operation, arguments, parameters, rate_limited)
+    codes = _codes_of(operation, arguments, parameters, rate_limited, writes)
     for status, listed in codes.items():
         given = responses.pop(status, responses.pop(str(status), None))
         if isinstance(given, dict) and PROBLEM_MEDIA_TYPE not in given.get("content", {}):
@@ -603,6 +610,7 @@ def _codes_of(
     arguments: list[str],
     parameters: list[Any],
     rate_limited: bool,
+    writes: bool = False,
 ) -> dict[int, list[str]]:
     """status -> the problem codes this operation may answer: those every operation of its
     kind may (a game in the path, a body, a query, a header, a token, a rate limit), and the
@@ -633,6 +641,8 @@ def _codes_of(
         add(400, "invalid_header")
     if rate_limited:
         add(429, "rate_limited")
+    if writes:
+        add(429, "storage_quota_exceeded")
     security = operation.get("security", [])
     if any(security):
         add(401, "invalid_token")
