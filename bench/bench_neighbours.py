@@ -95,7 +95,7 @@ class Receiver:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 arrived = time.time()
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 event = body.get("event") or {}
@@ -312,12 +312,14 @@ def _attack_reads(port: int, target: str, stop_at: float) -> None:
 def _attack_malformed(port: int, target: str, stop_at: float) -> None:
     spellings = [b"GET /\r\n\r\n", b"GET /\x00 HTTP/1.1\r\n\r\n", b"GET /\xff HTTP/1.1\r\n\r\n"]
     while time.time() < stop_at:
-        with contextlib.suppress(OSError):
-            with socket.create_connection(
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(
                 ("127.0.0.1", port), timeout=5, source_address=("127.0.0.80", 0)
-            ) as bad:
-                bad.sendall(random.choice(spellings))
-                bad.recv(4096)
+            ) as bad,
+        ):
+            bad.sendall(random.choice(spellings))
+            bad.recv(4096)
 
 
 def _attack(name: str, port: int, target: str, stop_at: float) -> None:
