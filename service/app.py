@@ -16,6 +16,7 @@ from service.config import Config, load_config
 from service.http.errors import register_error_handlers
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
+from service.http.read_cache import install_read_cache
 from service.http.storage_quotas import install_storage_quotas
 
 #: Blueprints of the other parts of the service (notifications, the live stream, the lobby,
@@ -64,6 +65,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
             app.register_blueprint(importlib.import_module(name).bp)
     install_rate_limits(app, config)
     install_storage_quotas(app, services)
+    install_read_cache(app)
     app.after_request(allow_browser_clients)
     # Heard from the start, every process's appends tell this one which of its cached games
     # are current (commands.load_for_action: an action on one needs no read first).

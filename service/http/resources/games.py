@@ -16,6 +16,7 @@ from service.application import commands
 from service.application.auth import AuthError, require_admin, require_seat
 from service.application.visibility import sealed_until, visible_envelope
 from service.http.errors import ApiError
+from service.http.read_cache import spectators_answer
 from service.http.schemas import (
     CreateGameSchema,
     EventQuerySchema,
@@ -610,21 +611,29 @@ def get_events(game_id: str) -> Response:
     query = load_query(EventQuerySchema())
     cap = found.config.max_page
     at_most(query["limit"], cap, "limit", "limit_too_large", "continue with next_after")
-    finished = bool(game.ruleset.status(game.state).get("finished"))
-    sealed = sealed_until(game.meta)
-    envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
-    events = [
-        visible_envelope(
-            envelope,
-            viewer.seat,
-            finished=finished,
-            admin=viewer.admin,
-            sealed=sealed,
-            every_seat=viewer.holder,
-        )
-        for envelope in envelopes
-        if envelope["seq"] <= game.version
-    ]
-    last = events[-1]["seq"] if events else query["after"]
-    following = last if last < game.version else None
-    return jsonify({"events": events, "version": game.version, "next_after": following})
+
+    def page() -> Response:
+        finished = bool(game.ruleset.status(game.state).get("finished"))
+        sealed = sealed_until(game.meta)
+        envelopes = found.store.read(game_id, after=query["after"], limit=query["limit"])
+        events = [
+            visible_envelope(
+                envelope,
+                viewer.seat,
+                finished=finished,
+                admin=viewer.admin,
+                sealed=sealed,
+                every_seat=viewer.holder,
+            )
+            for envelope in envelopes
+            if envelope["seq"] <= game.version
+        ]
+        last = events[-1]["seq"] if events else query["after"]
+        following = last if last < game.version else None
+        return jsonify({"events": events, "version": game.version, "next_after": following})
+
+    if viewer.spectator and not viewer.authenticated:
+        # The same page for every spectator until the game moves on: answered once.
+        key = ("events", game_id, game.version, query["after"], query["limit"])
+        return spectators_answer(key, page)
+    return page()

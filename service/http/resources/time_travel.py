@@ -8,6 +8,7 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from projections.fold import Game
 from projections.history import timeline
+from service.http.read_cache import spectators_answer
 from service.http.shared import (
     asker_of,
     at_most,
@@ -30,6 +31,13 @@ def state_at(game_id: str, raw_at: str) -> Response:
     """GET /games/{id}/state?at=N (the games resource delegates here when ``at`` is given)."""
     latest = load_game(game_id)
     asker = asker_of(latest)
+    if asker.anonymous:
+        # Event N never changes, nor what a spectator sees after it: answered once.
+        version = event_number(raw_at, "at", latest.version)
+        return spectators_answer(
+            ("state", game_id, version),
+            lambda: state_view(game_id, latest, None, raw_at, False),
+        )
     return state_view(game_id, latest, asker.seat, raw_at, asker.admin)
 
 
