@@ -1,22 +1,22 @@
-"""Rate limits: what an anonymous client or one token may start per minute.
+"""Rate limits: what an anonymous client or one token may start.
 
 Creating a game and branching one are counted per client address (``request.remote_addr``,
 the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front); actions,
 undo/redo and branching with a token are counted per token, under a hash of it (a request
-without a token counts against its address). The admin key is not limited. With
-``MEEPLE_REDIS_URL`` set, each process counts in memory and shares its counts through Redis
-every ``MEEPLE_RATE_LIMIT_SYNC_MS`` milliseconds (``service.http.rate_counts``: no round trip per
-request), or, with 0 there, counts in Redis on every request; without it, in the process.
+without a token counts against its address). The admin key is not limited.
+
+The counts are sliding logs (``service.http.rate_counts``), exact across processes: in Redis
+when ``MEEPLE_REDIS_URL`` is set (one script per limited request, one round trip), else in the
+process; when Redis stops answering, in the process until it is back (logged).
 
 A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every limited response
-carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The
-limits and their defaults are in service/config.py and docs/operations.md.
+carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The limits
+and their defaults are in service/config.py and docs/operations.md.
 
-The counting is the ``limits`` library's sliding-window counter; the check is ``RateLimits``
-here, one pass per limited request: it answers exactly as Flask-Limiter did (the same keys,
-headers and order of checks: tests/security/test_limits.py) without its generic per-request
-machinery, which cost a limited request about a quarter of its CPU (docs/operations.md,
-"Speed").
+The order and the headers are Flask-Limiter's, as the API always answered: an endpoint's
+limits are checked shortest window first (by rule, then as written, among equal windows), each
+counted until one is over; the headers show the one over, else the first counted
+(tests/security/test_limits.py).
 """
 
 from __future__ import annotations
@@ -25,25 +25,26 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Flask, Response, request
 from limits import RateLimitItem, parse_many
-from limits.storage import MemoryStorage, storage_from_string
-from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.http import parse_date
 
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
-from service.http import rate_counts  # noqa: F401 - registers the meeple+redis:// counts
+from service.http.rate_counts import Count, Counts, MemoryCounts, RedisCounts
 
 log = logging.getLogger(__name__)
 
-#: The prefix of every count's key in the limits' storage.
+#: The prefix of every count's key in the counts' store.
 KEY_PREFIX = "meeple-rate-limit"
+#: Where the app keeps its ``RateLimits`` (absent when the limits are off).
+EXTENSION = "meeple_rate_limits"
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ LIMITED_ENDPOINTS = frozenset(endpoint for rule in RULES for endpoint in rule.en
 #: Seconds between two checks that an unreachable limits store is back: 2, 4 ... 32, 1, 2 ...
 BACKEND_CHECKS = 5
 
+T = TypeVar("T")
+
 
 class RateLimited(Exception):
     """A request over one of its limits (answered 429 ``rate_limited``: service.http.errors)."""
@@ -112,30 +115,34 @@ class Check:
     item: RateLimitItem
 
 
-#: The count a limited request was checked against, for its headers: (item, key parts).
-Counted = tuple[RateLimitItem, tuple[str, str, str]]
+@dataclass(frozen=True)
+class Counted:
+    """The count a limited request was checked against, for its headers."""
+
+    item: RateLimitItem
+    remaining: int
+    #: when its oldest request leaves the window (Unix time)
+    reset_at: float
+
+
 #: Where a request keeps its ``Counted`` (its WSGI environ: one per request, whatever the
 #: application context).
 COUNTED = "meeple.rate_limit"
 
 
 class RateLimits:
-    """The limits of ``RULES`` on an app's views: one check before a limited view runs, the
+    """The limits of ``RULES`` on an app's views: one count before a limited view runs, the
     ``X-RateLimit-*`` and ``Retry-After`` headers on its answer.
 
-    The order and the headers are Flask-Limiter's, as the API always answered: an endpoint's
-    limits are checked shortest window first (by rule, then as written, among equal
-    windows), each counted until one is over; the headers show the one over, else the first
-    counted. A store that fails falls back to counting in memory (logged) and is tried again
-    every few seconds.
+    A store that fails falls back to counting in memory (logged) and is tried again every few
+    seconds.
     """
 
-    def __init__(self, config: Config, storage_uri: str, storage_options: dict[str, Any]) -> None:
+    def __init__(self, config: Config, counts: Counts) -> None:
         self.admin_key = config.admin_key
-        self.storage = storage_from_string(storage_uri, **storage_options)
-        self._limiter = SlidingWindowCounterRateLimiter(self.storage)
-        self._fallback = SlidingWindowCounterRateLimiter(MemoryStorage())
-        self._storage_dead = False
+        self.counts = counts
+        self._fallback = MemoryCounts()
+        self._counts_dead = False
         self._last_backend_check = 0.0
         self._backend_checks = 0
         #: endpoint -> its checks, in the order they are made
@@ -152,8 +159,8 @@ class RateLimits:
             self.checks[endpoint] = tuple(found)
 
     @property
-    def limiter(self) -> SlidingWindowCounterRateLimiter:
-        return self._fallback if self._storage_dead else self._limiter
+    def store(self) -> Counts:
+        return self._fallback if self._counts_dead else self.counts
 
     def limit(self, endpoint: str, view: Callable[..., Any]) -> Callable[..., Any]:
         """``view``, checked against ``endpoint``'s limits before it runs."""
@@ -161,24 +168,18 @@ class RateLimits:
 
         @functools.wraps(view)
         def limited(*args: Any, **kwargs: Any) -> Any:
-            self.check(checks)
+            token = _bearer()
+            if not is_admin_token(token, self.admin_key):
+                self._count(checks, token)
             return view(*args, **kwargs)
 
         return limited
 
-    def check(self, checks: tuple[Check, ...]) -> None:
+    def _count(self, checks: Sequence[Check], token: str | None) -> None:
         """Count this request against ``checks``; RateLimited when one is over."""
-        token = _bearer()
-        if is_admin_token(token, self.admin_key):
-            return
-        if self._storage_dead:
-            self._try_backend()
-        self._counting("count a request; not limited", lambda: self._count(checks, token))
-
-    def _count(self, checks: tuple[Check, ...], token: str | None) -> None:
-        limiter = self.limiter
-        shown: Counted | None = None
-        address = client_address()
+        counted: list[Check] = []
+        counts: list[Count] = []
+        address = _address_who()
         for check in checks:
             rule = check.rule
             if rule.only_with_token and token is None:
@@ -186,13 +187,19 @@ class RateLimits:
             if rule.only_lobby_games and _not_a_lobby_game():
                 continue
             who = address if rule.key == "address" or token is None else _token_who(token)
-            key = (KEY_PREFIX, who, rule.scope)
-            if shown is None:
-                shown = (check.item, key)
-            if not limiter.hit(check.item, *key):
-                request.environ[COUNTED] = (check.item, key)
-                raise RateLimited(rule, check.item)
-        request.environ[COUNTED] = shown
+            counted.append(check)
+            counts.append(_count_of(who, rule.scope, check.item))
+        if not counts:
+            return
+        found = self._on_store("count a request; not limited", lambda store: store.hit(counts))
+        if found is None:
+            return
+        shown = counted[found.over or 0]
+        request.environ[COUNTED] = Counted(
+            shown.item, found.remaining, time.time() + found.reset_after
+        )
+        if found.over is not None:
+            raise RateLimited(shown.rule, shown.item)
 
     def _try_backend(self) -> None:
         """Whether the store is back, asked at growing intervals while it is not."""
@@ -204,45 +211,40 @@ class RateLimits:
         self._last_backend_check = now
         self._backend_checks += 1
         try:
-            back = bool(self.storage.check())
+            back = bool(self.counts.check())
         except Exception:
             back = False
         if back:
             log.info("Rate limit storage recovered")
-            self._storage_dead = False
+            self._counts_dead = False
             self._backend_checks = 0
+
+    def _on_store(self, what: str, run: Callable[[Counts], T]) -> T | None:
+        """``run`` on the store; when the store fails, once more on the in-memory fallback
+        (from then on until the store is back, logged); when that fails too, log and let
+        the request through (None)."""
+        if self._counts_dead:
+            self._try_backend()
+        try:
+            return run(self.store)
+        except Exception:
+            if self._counts_dead:
+                log.exception("rate limits: could not %s", what)
+                return None
+            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
+            self._counts_dead = True
+            return run(self.store)
 
     def add_headers(self, response: Response) -> Response:
         """The limit this request was counted against, in the answer's headers."""
         counted: Counted | None = request.environ.get(COUNTED)
         if counted is None:
             return response
-        self._counting("add the headers", lambda: self._add_headers(response, *counted))
-        return response
-
-    def _counting(self, what: str, run: Callable[[], None]) -> None:
-        """``run`` on the store; when the store fails, once more on the in-memory fallback
-        (from then on until the store is back, logged); when that fails too, log and let
-        the request through."""
-        try:
-            run()
-        except RateLimited:
-            raise
-        except Exception:
-            if self._storage_dead:
-                log.exception("rate limits: could not %s", what)
-                return
-            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
-            self._storage_dead = True
-            run()
-
-    def _add_headers(self, response: Response, item: RateLimitItem, key: tuple[str, ...]) -> None:
-        reset, remaining = self.limiter.get_window_stats(item, *key)
-        reset_at = int(reset + 1)
+        reset_at = counted.reset_at
         headers = response.headers
-        headers.add("X-RateLimit-Limit", str(item.amount))
-        headers.add("X-RateLimit-Remaining", str(remaining))
-        headers.add("X-RateLimit-Reset", str(reset_at))
+        headers.add("X-RateLimit-Limit", str(counted.item.amount))
+        headers.add("X-RateLimit-Remaining", str(counted.remaining))
+        headers.add("X-RateLimit-Reset", str(math.ceil(reset_at)))
         # An answer that says when to come back itself (409 awaiting a step) keeps the later.
         existing = headers.get("Retry-After")
         if existing is not None:
@@ -251,31 +253,29 @@ class RateLimits:
                 retry_at = time.time() + int(existing)
             else:
                 retry_at = time.mktime(retry_at.timetuple())
-            reset_at = max(int(retry_at), reset_at)
-        headers.set("Retry-After", str(int(reset_at - time.time())))
+            reset_at = max(retry_at, reset_at)
+        headers.set("Retry-After", str(max(1, math.ceil(reset_at - time.time()))))
+        return response
 
 
 def install_rate_limits(app: Flask, config: Config) -> RateLimits | None:
     """Limit ``app``'s views as ``RULES`` say (after its blueprints are registered)."""
     if not config.rate_limits:
         return None
-    storage_uri, storage_options = "memory://", {}
-    if config.redis_url and config.rate_limit_sync_ms > 0:
-        # Counted in the process, shared through Redis in the background (service.http.rate_counts).
-        storage_uri = "meeple+" + config.redis_url
-        storage_options = {"sync_interval": config.rate_limit_sync_ms / 1000}
-    elif config.redis_url:
-        storage_uri = config.redis_url
-    limits = RateLimits(config, storage_uri, storage_options)
+    counts: Counts = RedisCounts(config.redis_url) if config.redis_url else MemoryCounts()
+    limits = RateLimits(config, counts)
     for endpoint in limits.checks:
         # A missing endpoint is a limit silently gone: fail at start instead.
         app.view_functions[endpoint] = limits.limit(endpoint, app.view_functions[endpoint])
     app.after_request(limits.add_headers)
-    app.extensions["meeple_rate_limits"] = limits
+    app.extensions[EXTENSION] = limits
     return limits
 
 
-def client_address() -> str:
+# -- who is counted ---------------------------------------------------------------------------
+
+
+def _address_who() -> str:
     return f"address:{request.remote_addr or 'unknown'}"
 
 
@@ -286,6 +286,11 @@ def _token_who(token: str) -> str:
 def token_key(token: str) -> str:
     """What the limits keep of a token: a hash of its own, not the seat hash of the log."""
     return hashlib.sha256(b"meeple rate limit\0" + token.encode()).hexdigest()[:32]
+
+
+def _count_of(who: str, scope: str, item: RateLimitItem) -> Count:
+    window = item.get_expiry()
+    return Count(f"{KEY_PREFIX}:{who}:{scope}:{item.amount}/{window}", item.amount, window)
 
 
 def _bearer() -> str | None:

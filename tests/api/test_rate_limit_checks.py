@@ -81,7 +81,7 @@ class Unreachable:
 
 def test_a_store_that_stops_answering_is_replaced_by_counts_in_memory(app: Flask) -> None:
     limits: RateLimits = app.extensions["meeple_rate_limits"]
-    limits._limiter.storage = Unreachable()  # type: ignore[assignment]
+    limits.counts = Unreachable()  # type: ignore[assignment]
     client = app.test_client()
     game = client.post("/games", json=GAME, headers=bearer(ADMIN_KEY)).json
     token = game["seats"][0]["token"]
