@@ -83,6 +83,10 @@ class Config:
     rate_limit_lobby_games: str = "5/minute;30/hour"
     #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
     rate_limit_seats: str = "30/minute;300/hour"
+    #: MEEPLE_RATE_LIMIT_INVALID_TOKENS: answers ``invalid_token`` per client address; an
+    #: address over it is refused every token (429 ``too_many_invalid_tokens``) for the
+    #: window it filled.
+    rate_limit_invalid_tokens: str = "30/minute;300/hour"
     #: MEEPLE_MAX_OPEN_GAMES: games waiting for players at once; past it a new game with an
     #: open seat gets 429 ``too_many_open_games`` (the admin key excepted).
     max_open_games: int = 1000
@@ -118,6 +122,7 @@ _ENV_NAMES = {
     "waits_per_address": "MEEPLE_WAITS_PER_ADDRESS",
     "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
     "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
+    "rate_limit_invalid_tokens": "MEEPLE_RATE_LIMIT_INVALID_TOKENS",
     "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
 }
@@ -146,6 +151,7 @@ RATE_LIMITS = (
     "rate_limit_analyses",
     "rate_limit_lobby_games",
     "rate_limit_seats",
+    "rate_limit_invalid_tokens",
 )
 
 

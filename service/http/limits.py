@@ -1,15 +1,21 @@
-"""Rate limits: what an anonymous client or one token may start.
+"""Rate limits: what an anonymous client, one token or one address may start, and how many
+invalid tokens one address may send.
 
 Creating a game and branching one are counted per client address (``request.remote_addr``,
-the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front); actions,
-undo/redo and branching with a token are counted per token, under a hash of it (a request
-without a token counts against its address). The admin key is not limited.
+the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front; an IPv6
+address counts as its /64 network); actions, undo/redo and branching with a token are counted
+per token, under a hash of it, once the token has proved itself (a request without a token
+counts against its address). A token that proves nothing is never counted as a token: each
+``invalid_token`` answer counts against its address instead (``MEEPLE_RATE_LIMIT_INVALID_TOKENS``),
+and an address that sends too many is locked out for the window it filled: any request of it
+that carries a token gets 429 ``too_many_invalid_tokens`` before the token is looked at. The
+admin key is not limited.
 
 The counts are sliding logs (``service.http.rate_counts``), exact across processes: in Redis
 when ``MEEPLE_REDIS_URL`` is set (one script per limited request, one round trip), else in the
 process; when Redis stops answering, in the process until it is back (logged).
 
-A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every limited response
+A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every counted response
 carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The limits
 and their defaults are in service/config.py and docs/operations.md.
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import json
 import logging
 import math
@@ -31,13 +38,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from limits import RateLimitItem, parse_many
 from werkzeug.http import parse_date
 
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
-from service.http.rate_counts import Count, Counts, MemoryCounts, RedisCounts
+from service.http.rate_counts import Count, Counts, Lockouts, MemoryCounts, RedisCounts
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +114,16 @@ class RateLimited(Exception):
         return self.rule.what
 
 
+class LockedOut(Exception):
+    """A request with a token from an address locked out for the invalid tokens it sent
+    (answered 429 ``too_many_invalid_tokens``: service.http.errors)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"locked out for {seconds:.0f} s")
+        #: how long the lock-out lasts yet
+        self.retry_after = max(1, math.ceil(seconds))
+
+
 @dataclass(frozen=True)
 class Check:
     """One limit of one rule (a rule's setting may hold several, "30/minute;300/hour")."""
@@ -125,14 +142,17 @@ class Counted:
     reset_at: float
 
 
-#: Where a request keeps its ``Counted`` (its WSGI environ: one per request, whatever the
-#: application context).
+#: Where a request keeps its ``Counted`` and the checks left until its token proves itself
+#: (its WSGI environ: one per request, whatever the application context).
 COUNTED = "meeple.rate_limit"
+PENDING = "meeple.rate_limit.pending"
 
 
 class RateLimits:
-    """The limits of ``RULES`` on an app's views: one count before a limited view runs, the
-    ``X-RateLimit-*`` and ``Retry-After`` headers on its answer.
+    """The limits of ``RULES`` on an app's views: one count before a limited view runs (or,
+    for a request with a token where a limit counts per token, once the token has proved
+    itself), the ``X-RateLimit-*`` and ``Retry-After`` headers on its answer, and the count
+    and lock-out of invalid tokens per address.
 
     A store that fails falls back to counting in memory (logged) and is tried again every few
     seconds.
@@ -145,6 +165,10 @@ class RateLimits:
         self._counts_dead = False
         self._last_backend_check = 0.0
         self._backend_checks = 0
+        #: the invalid tokens an address may send
+        self.invalid_tokens = tuple(parse_many(config.rate_limit_invalid_tokens))
+        #: who is locked out for its invalid tokens, as this process last heard
+        self.lockouts = Lockouts()
         #: endpoint -> its checks, in the order they are made
         self.checks: dict[str, tuple[Check, ...]] = {}
         for endpoint in sorted(LIMITED_ENDPOINTS):
@@ -165,15 +189,45 @@ class RateLimits:
     def limit(self, endpoint: str, view: Callable[..., Any]) -> Callable[..., Any]:
         """``view``, checked against ``endpoint``'s limits before it runs."""
         checks = self.checks[endpoint]
+        per_token = any(check.rule.key == "token" for check in checks)
 
         @functools.wraps(view)
         def limited(*args: Any, **kwargs: Any) -> Any:
             token = _bearer()
-            if not is_admin_token(token, self.admin_key):
-                self._count(checks, token)
+            if token is not None and per_token and not is_admin_token(token, self.admin_key):
+                # Counted when the view has seen the token prove itself (``token_proven``);
+                # a token that proves nothing is counted as a failure of its address instead.
+                self.refuse_locked_out()
+                request.environ[PENDING] = checks
+            elif not is_admin_token(token, self.admin_key):
+                self._count(checks, None)
             return view(*args, **kwargs)
 
         return limited
+
+    def token_proven(self, token: str) -> None:
+        """The request's token belongs to a seat or a branch: count what waited for it."""
+        checks = request.environ.pop(PENDING, None)
+        if checks is not None:
+            self._count(checks, token)
+
+    def refuse_locked_out(self) -> None:
+        """LockedOut when the request's address is locked out for invalid tokens."""
+        seconds = self.lockouts.remaining(_address_who())
+        if seconds is not None:
+            raise LockedOut(seconds)
+
+    def token_refused(self) -> None:
+        """The request's token proved nothing: count it against its address, which is locked
+        out once it fills a count."""
+        who = _address_who()
+        if self.lockouts.remaining(who) is not None:
+            return
+        counts = [_count_of(who, "invalid-tokens", item) for item in self.invalid_tokens]
+        lockout = f"{KEY_PREFIX}:{who}:invalid-tokens:locked"
+        locked = self._on_store("count an invalid token", lambda store: store.fail(lockout, counts))
+        if locked is not None:
+            self.lockouts.lock(who, locked)
 
     def _count(self, checks: Sequence[Check], token: str | None) -> None:
         """Count this request against ``checks``; RateLimited when one is over."""
@@ -272,11 +326,50 @@ def install_rate_limits(app: Flask, config: Config) -> RateLimits | None:
     return limits
 
 
+# -- what the views tell the limits (service.http.shared.authenticate) ------------------------
+
+
+def refuse_locked_out() -> None:
+    """429 ``too_many_invalid_tokens`` (LockedOut) when the request's address is locked out."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.refuse_locked_out()
+
+
+def token_proven(token: str) -> None:
+    """The request's token belongs to a seat or a branch of the game it asks about."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.token_proven(token)
+
+
+def token_refused() -> None:
+    """The request was answered ``invalid_token`` (service.http.errors)."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.token_refused()
+
+
 # -- who is counted ---------------------------------------------------------------------------
 
 
+def client_address(remote_addr: str | None) -> str:
+    """What the per-address limits and caps count: the IPv4 address, or the /64 network of
+    an IPv6 one (one subscriber's share of the IPv6 space: otherwise one client would have
+    2**64 addresses to count from)."""
+    try:
+        address = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def _address_who() -> str:
-    return f"address:{request.remote_addr or 'unknown'}"
+    return f"address:{client_address(request.remote_addr)}"
 
 
 def _token_who(token: str) -> str:

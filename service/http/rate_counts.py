@@ -15,6 +15,10 @@ than the count itself. ``MemoryCounts`` keeps the same logs in the process (the 
 shape, and a fallback while Redis is out of reach): at most ``MAX_KEYS`` of them, each
 forgotten as soon as its window has passed since its last request, and the one unused for
 longest first when a new one needs the room.
+
+A failed authentication is counted by ``fail``: the address whose counts of failed tokens
+fill up is locked out for the window of the count that filled (``Lockouts`` remembers that
+in each process, so a locked-out request costs no round trip).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Protocol
 
 import redis
 
-#: The most logs one process keeps in memory: each holds at most its
+#: The most logs (and, apart, lock-outs) one process keeps in memory: each holds at most its
 #: limit's ``amount`` times of 8 bytes (300 with the default limits), so well under 100 MB.
 MAX_KEYS = 20_000
 
@@ -63,6 +67,12 @@ class Counts(Protocol):
         """Keep this request in ``counts``, in order, until one is full."""
         ...
 
+    def fail(self, lockout: str, counts: Sequence[Count]) -> float | None:
+        """Keep a failed authentication in ``counts``; once one is full its owner is locked
+        out (under the key ``lockout``) for that count's window. The seconds it stays locked
+        out, or None when it is not."""
+        ...
+
     def check(self) -> bool:
         """Whether the counts answer."""
         ...
@@ -70,8 +80,8 @@ class Counts(Protocol):
 
 # -- in Redis -------------------------------------------------------------------------------
 
-#: Redis's clock in milliseconds, and a log without the times that left its window (its
-#: length, and its oldest time left).
+#: What both scripts share: Redis's clock in milliseconds, and a log without the times that
+#: left its window (its length, and its oldest time left).
 _LOG = """
 redis.set_repl(redis.REPL_NONE)
 local clock = redis.call('TIME')
@@ -108,6 +118,35 @@ return {0, remaining, reset}
 """
 )
 
+#: KEYS[1]: the lock-out; KEYS[2...]: the counts of failed authentications; ARGV: each
+#: count's amount and window (ms). Answers the ms the owner stays locked out (0: it is not).
+_FAIL = (
+    _LOG
+    + """
+local locked = redis.call('PTTL', KEYS[1])
+if locked > 0 then
+  return locked
+end
+local lock = 0
+for i = 2, #KEYS do
+  local amount, window = tonumber(ARGV[2 * i - 3]), tonumber(ARGV[2 * i - 2])
+  local used = trimmed(KEYS[i], window)
+  if used < amount then
+    redis.call('RPUSH', KEYS[i], string.format('%d', now))
+    redis.call('PEXPIRE', KEYS[i], window)
+    used = used + 1
+  end
+  if used >= amount and window > lock then
+    lock = window
+  end
+end
+if lock > 0 then
+  redis.call('SET', KEYS[1], '1', 'PX', lock)
+end
+return lock
+"""
+)
+
 
 class RedisCounts:
     """The counts in Redis, shared by every process that uses it: one script per request."""
@@ -115,10 +154,17 @@ class RedisCounts:
     def __init__(self, url: str) -> None:
         self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
         self._hit = self.redis.register_script(_HIT)
+        self._fail = self.redis.register_script(_FAIL)
 
     def hit(self, counts: Sequence[Count]) -> Hit:
         over, remaining, reset = self._hit(keys=[count.key for count in counts], args=_args(counts))
         return Hit(int(over) - 1 if over else None, int(remaining), int(reset) / 1000)
+
+    def fail(self, lockout: str, counts: Sequence[Count]) -> float | None:
+        locked = int(
+            self._fail(keys=[lockout, *(count.key for count in counts)], args=_args(counts))
+        )
+        return locked / 1000 if locked > 0 else None
 
     def check(self) -> bool:
         return bool(self.redis.ping())
@@ -146,12 +192,13 @@ class MemoryCounts:
         #: kept, so the first of each is the next to expire
         self._logs: dict[float, OrderedDict[str, array[float]]] = {}
         self._size = 0
+        self.lockouts = Lockouts(max_keys, clock)
 
     def __len__(self) -> int:
-        """How many logs this process keeps now."""
+        """How many logs and lock-outs this process keeps now."""
         with self._lock:
             self._expire(self._clock())
-            return self._size
+            return self._size + len(self.lockouts)
 
     def hit(self, counts: Sequence[Count]) -> Hit:
         with self._lock:
@@ -167,6 +214,25 @@ class MemoryCounts:
                 if position == 0:
                     shown = (count.amount - len(log), oldest + count.window - now)
             return Hit(None, *shown)
+
+    def fail(self, lockout: str, counts: Sequence[Count]) -> float | None:
+        with self._lock:
+            locked = self.lockouts.remaining(lockout)
+            if locked is not None:
+                return locked
+            now = self._clock()
+            self._expire(now)
+            lock = 0.0
+            for count in counts:
+                log = self._trimmed(count, now)
+                if len(log) < count.amount:
+                    self._keep(count, log, now)
+                if len(log) >= count.amount:
+                    lock = max(lock, count.window)
+            if not lock:
+                return None
+            self.lockouts.lock(lockout, lock)
+            return lock
 
     def check(self) -> bool:
         return True
@@ -209,3 +275,40 @@ class MemoryCounts:
         )
         logs.popitem(last=False)
         self._size -= 1
+
+
+class Lockouts:
+    """Who is locked out until when, in this process: at most ``max_keys``, each dropped once
+    it ends (the oldest first when a new one needs the room)."""
+
+    def __init__(self, max_keys: int = MAX_KEYS, clock: Callable[[], float] = time.monotonic):
+        self.max_keys = max_keys
+        self._clock = clock
+        self._until: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            now = self._clock()
+            for key in [key for key, until in self._until.items() if until <= now]:
+                del self._until[key]
+            return len(self._until)
+
+    def lock(self, key: str, seconds: float) -> None:
+        with self._lock:
+            self._until.pop(key, None)
+            self._until[key] = self._clock() + seconds
+            while len(self._until) > self.max_keys:
+                self._until.popitem(last=False)
+
+    def remaining(self, key: str) -> float | None:
+        """The seconds ``key`` stays locked out, or None."""
+        with self._lock:
+            until = self._until.get(key)
+            if until is None:
+                return None
+            left = until - self._clock()
+            if left > 0:
+                return left
+            del self._until[key]
+            return None

@@ -266,8 +266,8 @@ def test_the_documented_defaults_are_the_defaults() -> None:
     operations = (root / "docs" / "operations.md").read_text()
     compose = (root / "compose.yaml").read_text()
     defaults = load_config({})
-    for rule in RULES:
-        variable = f"MEEPLE_{rule.setting.upper()}"
-        value = getattr(defaults, rule.setting)
+    for setting in [rule.setting for rule in RULES] + ["rate_limit_invalid_tokens"]:
+        variable = f"MEEPLE_{setting.upper()}"
+        value = getattr(defaults, setting)
         assert f"| `{variable}` | `{value}` |" in operations, variable
         assert f"{variable}: ${{{variable}:-{value}}}" in compose, variable

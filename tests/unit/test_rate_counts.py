@@ -59,6 +59,23 @@ class CountsContract:
         time.sleep(0.5)
         assert counts.hit(one).over is None  # only the first was kept, and it has expired
 
+    def test_invalid_tokens_lock_their_owner_out_once_a_count_is_full(self, counts: Counts) -> None:
+        minute, hour = count("ann-minute", 3, 60), count("ann-hour", 30)
+        assert counts.fail("test-rate:ann-locked", [minute, hour]) is None
+        assert counts.fail("test-rate:ann-locked", [minute, hour]) is None
+        locked = counts.fail("test-rate:ann-locked", [minute, hour])
+        assert locked is not None and 50 < locked <= 60  # the window of the count that filled
+        again = counts.fail("test-rate:ann-locked", [minute, hour])
+        assert again is not None and again <= locked
+        assert counts.fail("test-rate:bob-locked", [count("bob-minute", 3, 60)]) is None
+
+    def test_a_lockout_ends_with_its_window(self, counts: Counts) -> None:
+        one = [count("ann", 1, 0.2)]
+        assert counts.fail("test-rate:ann-locked", one) == pytest.approx(0.2)
+        time.sleep(0.5)
+        # Over: the next invalid token fills the count afresh, and locks out anew.
+        assert counts.fail("test-rate:ann-locked", one) == pytest.approx(0.2)
+
 
 class TestCountsInRedis(CountsContract):
     @pytest.fixture
@@ -100,6 +117,7 @@ def test_counts_in_redis_write_nothing_to_its_append_only_file(
         written = counts.redis.info("persistence")["aof_current_size"]
         for _ in range(50):
             counts.hit([count("ann", 100)])
+        counts.fail("test-rate:ann-locked", [count("ann-invalid", 3)])
         assert counts.redis.llen("test-rate:ann") == 50
         # A count needs no durability, and an fsync would cost the request more than it.
         assert counts.redis.info("persistence")["aof_current_size"] == written
@@ -126,9 +144,9 @@ class TestCountsInTheProcess(CountsContract):
         now = [1000.0]
         counts = MemoryCounts(clock=lambda: now[0])
         counts.hit([count("ann-second", 20, 1), count("ann-minute", 20, 60)])
-        counts.hit([count("bob", 1, 60)])
-        assert len(counts) == 3
+        counts.fail("test-rate:bob-locked", [count("bob", 1, 60)])
+        assert len(counts) == 4  # three logs and a lock-out
         now[0] += 1.5
-        assert len(counts) == 2
+        assert len(counts) == 3
         now[0] += 60
         assert len(counts) == 0
