@@ -194,12 +194,14 @@ class RateLimits:
         @functools.wraps(view)
         def limited(*args: Any, **kwargs: Any) -> Any:
             token = _bearer()
-            if token is not None and per_token and not is_admin_token(token, self.admin_key):
+            if is_admin_token(token, self.admin_key):
+                pass
+            elif token is not None and per_token:
                 # Counted when the view has seen the token prove itself (``token_proven``);
                 # a token that proves nothing is counted as a failure of its address instead.
                 self.refuse_locked_out()
                 request.environ[PENDING] = checks
-            elif not is_admin_token(token, self.admin_key):
+            else:
                 self._count(checks, None)
             return view(*args, **kwargs)
 
