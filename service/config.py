@@ -86,10 +86,6 @@ class Config:
     max_page: int = 1000
     #: MEEPLE_AUDIT_CACHE_SIZE: how many audits (one per game version) each process keeps.
     audit_cache_size: int = 256
-    #: MEEPLE_RATE_LIMIT_SYNC_MS: with Redis, each API process counts rate limits in memory
-    #: and adds them up with the others' through Redis this often; 0 counts in Redis on
-    #: every request (exact across processes, two more round trips per limited request).
-    rate_limit_sync_ms: int = 200
     #: MEEPLE_MAX_WAIT: the most seconds an action's answer waits for the automatic steps it
     #: makes due when the client asks (``Prefer: wait=N``); 0 never waits.
     max_wait_seconds: int = 10
@@ -101,6 +97,10 @@ class Config:
     rate_limit_lobby_games: str = "5/minute;30/hour"
     #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
     rate_limit_seats: str = "30/minute;300/hour"
+    #: MEEPLE_RATE_LIMIT_INVALID_TOKENS: answers ``invalid_token`` per client address; an
+    #: address over it is refused every token (429 ``too_many_invalid_tokens``) for the
+    #: window it filled.
+    rate_limit_invalid_tokens: str = "30/minute;300/hour"
     #: MEEPLE_MAX_OPEN_GAMES: games waiting for players at once; past it a new game with an
     #: open seat gets 429 ``too_many_open_games`` (the admin key excepted).
     max_open_games: int = 1000
@@ -138,11 +138,11 @@ _ENV_NAMES = {
     "storage_bytes": "MEEPLE_STORAGE_BYTES",
     "max_page": "MEEPLE_MAX_PAGE",
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
-    "rate_limit_sync_ms": "MEEPLE_RATE_LIMIT_SYNC_MS",
     "max_wait_seconds": "MEEPLE_MAX_WAIT",
     "waits_per_address": "MEEPLE_WAITS_PER_ADDRESS",
     "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
     "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
+    "rate_limit_invalid_tokens": "MEEPLE_RATE_LIMIT_INVALID_TOKENS",
     "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
 }
@@ -170,7 +170,6 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "audit_cache_size",
     "max_wait_seconds",
     "waits_per_address",
-    "rate_limit_sync_ms",
     "max_open_games",
     "max_bot_games",
 }
@@ -186,6 +185,7 @@ RATE_LIMITS = (
     "rate_limit_analyses",
     "rate_limit_lobby_games",
     "rate_limit_seats",
+    "rate_limit_invalid_tokens",
 )
 
 
@@ -229,7 +229,7 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_TRUSTED_PROXIES cannot be negative")
     for name in RATE_LIMITS:
         _check_rate_limit(_ENV_NAMES[name], getattr(config, name))
-    for name in ("max_wait_seconds", "waits_per_address", "rate_limit_sync_ms"):
+    for name in ("max_wait_seconds", "waits_per_address"):
         if getattr(config, name) < 0:
             raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     for name in ("max_undo_steps", "max_page"):

@@ -29,7 +29,7 @@ from service.application.commands import (
     CommandError,
     GameNotFound,
 )
-from service.http.limits import RateLimited
+from service.http.limits import LockedOut, RateLimited, token_refused
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
@@ -92,6 +92,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "no_decision": (422, "The seat has no decision to make there"),
     "rate_limited": (429, "Too many requests"),
     "storage_quota_exceeded": (429, "Your share of the store is used up"),
+    "too_many_invalid_tokens": (429, "Too many invalid tokens from this address"),
     "seats_open": (409, "The game waits for its players"),
     "seat_taken": (409, "The seat is taken"),
     "game_started": (409, "The game has started"),
@@ -195,6 +196,8 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(AuthError)
     def auth_error(error: AuthError) -> Response:
+        if error.code == "invalid_token":
+            token_refused()  # counted against the address, never as a token of its own
         headers = {"WWW-Authenticate": 'Bearer realm="meeple"'} if error.status == 401 else {}
         status, title = PROBLEMS[error.code]
         return problem(status, error.code, title, error.message, headers)
@@ -254,6 +257,15 @@ def register_error_handlers(app: Flask) -> None:
             f"{error.description}: at most {error.item}. Retry after the seconds in Retry-After."
         )
         return problem(status, "rate_limited", title, detail)
+
+    @app.errorhandler(LockedOut)
+    def locked_out(error: LockedOut) -> Response:
+        return known_problem(
+            "too_many_invalid_tokens",
+            "Too many tokens that belong to no seat came from this address; no token from "
+            "it is looked at until the seconds in Retry-After have passed.",
+            headers={"Retry-After": str(error.retry_after)},
+        )
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:

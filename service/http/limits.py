@@ -1,49 +1,57 @@
-"""Rate limits: what an anonymous client or one token may start per minute.
+"""Rate limits: what an anonymous client, one token or one address may start, and how many
+invalid tokens one address may send.
 
 Creating a game and branching one are counted per client address (``request.remote_addr``,
-the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front); actions,
-undo/redo and branching with a token are counted per token, under a hash of it (a request
-without a token counts against its address). The admin key is not limited. With
-``MEEPLE_REDIS_URL`` set, each process counts in memory and shares its counts through Redis
-every ``MEEPLE_RATE_LIMIT_SYNC_MS`` milliseconds (``service.http.rate_counts``: no round trip per
-request), or, with 0 there, counts in Redis on every request; without it, in the process.
+the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front; an IPv6
+address counts as its /64 network); actions, undo/redo and branching with a token are counted
+per token, under a hash of it, once the token has proved itself (a request without a token
+counts against its address). A token that proves nothing is never counted as a token: each
+``invalid_token`` answer counts against its address instead (``MEEPLE_RATE_LIMIT_INVALID_TOKENS``),
+and an address that sends too many is locked out for the window it filled: any request of it
+that carries a token gets 429 ``too_many_invalid_tokens`` before the token is looked at. The
+admin key is not limited.
 
-A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every limited response
-carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The
-limits and their defaults are in service/config.py and docs/operations.md.
+The counts are sliding logs (``service.http.rate_counts``), exact across processes: in Redis
+when ``MEEPLE_REDIS_URL`` is set (one script per limited request, one round trip), else in the
+process; when Redis stops answering, in the process until it is back (logged).
 
-The counting is the ``limits`` library's sliding-window counter; the check is ``RateLimits``
-here, one pass per limited request: it answers exactly as Flask-Limiter did (the same keys,
-headers and order of checks: tests/security/test_limits.py) without its generic per-request
-machinery, which cost a limited request about a quarter of its CPU (docs/operations.md,
-"Speed").
+A client over a limit gets 429 ``rate_limited`` with ``Retry-After``; every counted response
+carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``. The limits
+and their defaults are in service/config.py and docs/operations.md.
+
+The order and the headers are Flask-Limiter's, as the API always answered: an endpoint's
+limits are checked shortest window first (by rule, then as written, among equal windows), each
+counted until one is over; the headers show the one over, else the first counted
+(tests/security/test_limits.py).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import json
 import logging
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from limits import RateLimitItem, parse_many
-from limits.storage import MemoryStorage, storage_from_string
-from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.http import parse_date
 
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
-from service.http import rate_counts  # noqa: F401 - registers the meeple+redis:// counts
+from service.http.rate_counts import Count, Counts, Lockouts, MemoryCounts, RedisCounts
 
 log = logging.getLogger(__name__)
 
-#: The prefix of every count's key in the limits' storage.
+#: The prefix of every count's key in the counts' store.
 KEY_PREFIX = "meeple-rate-limit"
+#: Where the app keeps its ``RateLimits`` (absent when the limits are off).
+EXTENSION = "meeple_rate_limits"
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,8 @@ LIMITED_ENDPOINTS = frozenset(endpoint for rule in RULES for endpoint in rule.en
 #: Seconds between two checks that an unreachable limits store is back: 2, 4 ... 32, 1, 2 ...
 BACKEND_CHECKS = 5
 
+T = TypeVar("T")
+
 
 class RateLimited(Exception):
     """A request over one of its limits (answered 429 ``rate_limited``: service.http.errors)."""
@@ -104,6 +114,16 @@ class RateLimited(Exception):
         return self.rule.what
 
 
+class LockedOut(Exception):
+    """A request with a token from an address locked out for the invalid tokens it sent
+    (answered 429 ``too_many_invalid_tokens``: service.http.errors)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"locked out for {seconds:.0f} s")
+        #: how long the lock-out lasts yet
+        self.retry_after = max(1, math.ceil(seconds))
+
+
 @dataclass(frozen=True)
 class Check:
     """One limit of one rule (a rule's setting may hold several, "30/minute;300/hour")."""
@@ -112,32 +132,43 @@ class Check:
     item: RateLimitItem
 
 
-#: The count a limited request was checked against, for its headers: (item, key parts).
-Counted = tuple[RateLimitItem, tuple[str, str, str]]
-#: Where a request keeps its ``Counted`` (its WSGI environ: one per request, whatever the
-#: application context).
+@dataclass(frozen=True)
+class Counted:
+    """The count a limited request was checked against, for its headers."""
+
+    item: RateLimitItem
+    remaining: int
+    #: when its oldest request leaves the window (Unix time)
+    reset_at: float
+
+
+#: Where a request keeps its ``Counted`` and the checks left until its token proves itself
+#: (its WSGI environ: one per request, whatever the application context).
 COUNTED = "meeple.rate_limit"
+PENDING = "meeple.rate_limit.pending"
 
 
 class RateLimits:
-    """The limits of ``RULES`` on an app's views: one check before a limited view runs, the
-    ``X-RateLimit-*`` and ``Retry-After`` headers on its answer.
+    """The limits of ``RULES`` on an app's views: one count before a limited view runs (or,
+    for a request with a token where a limit counts per token, once the token has proved
+    itself), the ``X-RateLimit-*`` and ``Retry-After`` headers on its answer, and the count
+    and lock-out of invalid tokens per address.
 
-    The order and the headers are Flask-Limiter's, as the API always answered: an endpoint's
-    limits are checked shortest window first (by rule, then as written, among equal
-    windows), each counted until one is over; the headers show the one over, else the first
-    counted. A store that fails falls back to counting in memory (logged) and is tried again
-    every few seconds.
+    A store that fails falls back to counting in memory (logged) and is tried again every few
+    seconds.
     """
 
-    def __init__(self, config: Config, storage_uri: str, storage_options: dict[str, Any]) -> None:
+    def __init__(self, config: Config, counts: Counts) -> None:
         self.admin_key = config.admin_key
-        self.storage = storage_from_string(storage_uri, **storage_options)
-        self._limiter = SlidingWindowCounterRateLimiter(self.storage)
-        self._fallback = SlidingWindowCounterRateLimiter(MemoryStorage())
-        self._storage_dead = False
+        self.counts = counts
+        self._fallback = MemoryCounts()
+        self._counts_dead = False
         self._last_backend_check = 0.0
         self._backend_checks = 0
+        #: the invalid tokens an address may send
+        self.invalid_tokens = tuple(parse_many(config.rate_limit_invalid_tokens))
+        #: who is locked out for its invalid tokens, as this process last heard
+        self.lockouts = Lockouts()
         #: endpoint -> its checks, in the order they are made
         self.checks: dict[str, tuple[Check, ...]] = {}
         for endpoint in sorted(LIMITED_ENDPOINTS):
@@ -152,33 +183,59 @@ class RateLimits:
             self.checks[endpoint] = tuple(found)
 
     @property
-    def limiter(self) -> SlidingWindowCounterRateLimiter:
-        return self._fallback if self._storage_dead else self._limiter
+    def store(self) -> Counts:
+        return self._fallback if self._counts_dead else self.counts
 
     def limit(self, endpoint: str, view: Callable[..., Any]) -> Callable[..., Any]:
         """``view``, checked against ``endpoint``'s limits before it runs."""
         checks = self.checks[endpoint]
+        per_token = any(check.rule.key == "token" for check in checks)
 
         @functools.wraps(view)
         def limited(*args: Any, **kwargs: Any) -> Any:
-            self.check(checks)
+            token = _bearer()
+            if is_admin_token(token, self.admin_key):
+                pass
+            elif token is not None and per_token:
+                # Counted when the view has seen the token prove itself (``token_proven``);
+                # a token that proves nothing is counted as a failure of its address instead.
+                self.refuse_locked_out()
+                request.environ[PENDING] = checks
+            else:
+                self._count(checks, None)
             return view(*args, **kwargs)
 
         return limited
 
-    def check(self, checks: tuple[Check, ...]) -> None:
-        """Count this request against ``checks``; RateLimited when one is over."""
-        token = _bearer()
-        if is_admin_token(token, self.admin_key):
-            return
-        if self._storage_dead:
-            self._try_backend()
-        self._counting("count a request; not limited", lambda: self._count(checks, token))
+    def token_proven(self, token: str) -> None:
+        """The request's token belongs to a seat or a branch: count what waited for it."""
+        checks = request.environ.pop(PENDING, None)
+        if checks is not None:
+            self._count(checks, token)
 
-    def _count(self, checks: tuple[Check, ...], token: str | None) -> None:
-        limiter = self.limiter
-        shown: Counted | None = None
-        address = client_address()
+    def refuse_locked_out(self) -> None:
+        """LockedOut when the request's address is locked out for invalid tokens."""
+        seconds = self.lockouts.remaining(_address_who())
+        if seconds is not None:
+            raise LockedOut(seconds)
+
+    def token_refused(self) -> None:
+        """The request's token proved nothing: count it against its address, which is locked
+        out once it fills a count."""
+        who = _address_who()
+        if self.lockouts.remaining(who) is not None:
+            return
+        counts = [_count_of(who, "invalid-tokens", item) for item in self.invalid_tokens]
+        lockout = f"{KEY_PREFIX}:{who}:invalid-tokens:locked"
+        locked = self._on_store("count an invalid token", lambda store: store.fail(lockout, counts))
+        if locked is not None:
+            self.lockouts.lock(who, locked)
+
+    def _count(self, checks: Sequence[Check], token: str | None) -> None:
+        """Count this request against ``checks``; RateLimited when one is over."""
+        counted: list[Check] = []
+        counts: list[Count] = []
+        address = _address_who()
         for check in checks:
             rule = check.rule
             if rule.only_with_token and token is None:
@@ -186,13 +243,19 @@ class RateLimits:
             if rule.only_lobby_games and _not_a_lobby_game():
                 continue
             who = address if rule.key == "address" or token is None else _token_who(token)
-            key = (KEY_PREFIX, who, rule.scope)
-            if shown is None:
-                shown = (check.item, key)
-            if not limiter.hit(check.item, *key):
-                request.environ[COUNTED] = (check.item, key)
-                raise RateLimited(rule, check.item)
-        request.environ[COUNTED] = shown
+            counted.append(check)
+            counts.append(_count_of(who, rule.scope, check.item))
+        if not counts:
+            return
+        found = self._on_store("count a request; not limited", lambda store: store.hit(counts))
+        if found is None:
+            return
+        shown = counted[found.over or 0]
+        request.environ[COUNTED] = Counted(
+            shown.item, found.remaining, time.time() + found.reset_after
+        )
+        if found.over is not None:
+            raise RateLimited(shown.rule, shown.item)
 
     def _try_backend(self) -> None:
         """Whether the store is back, asked at growing intervals while it is not."""
@@ -204,45 +267,40 @@ class RateLimits:
         self._last_backend_check = now
         self._backend_checks += 1
         try:
-            back = bool(self.storage.check())
+            back = bool(self.counts.check())
         except Exception:
             back = False
         if back:
             log.info("Rate limit storage recovered")
-            self._storage_dead = False
+            self._counts_dead = False
             self._backend_checks = 0
+
+    def _on_store(self, what: str, run: Callable[[Counts], T]) -> T | None:
+        """``run`` on the store; when the store fails, once more on the in-memory fallback
+        (from then on until the store is back, logged); when that fails too, log and let
+        the request through (None)."""
+        if self._counts_dead:
+            self._try_backend()
+        try:
+            return run(self.store)
+        except Exception:
+            if self._counts_dead:
+                log.exception("rate limits: could not %s", what)
+                return None
+            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
+            self._counts_dead = True
+            return run(self.store)
 
     def add_headers(self, response: Response) -> Response:
         """The limit this request was counted against, in the answer's headers."""
         counted: Counted | None = request.environ.get(COUNTED)
         if counted is None:
             return response
-        self._counting("add the headers", lambda: self._add_headers(response, *counted))
-        return response
-
-    def _counting(self, what: str, run: Callable[[], None]) -> None:
-        """``run`` on the store; when the store fails, once more on the in-memory fallback
-        (from then on until the store is back, logged); when that fails too, log and let
-        the request through."""
-        try:
-            run()
-        except RateLimited:
-            raise
-        except Exception:
-            if self._storage_dead:
-                log.exception("rate limits: could not %s", what)
-                return
-            log.warning("Rate limit storage unreachable - falling back to in-memory storage")
-            self._storage_dead = True
-            run()
-
-    def _add_headers(self, response: Response, item: RateLimitItem, key: tuple[str, ...]) -> None:
-        reset, remaining = self.limiter.get_window_stats(item, *key)
-        reset_at = int(reset + 1)
+        reset_at = counted.reset_at
         headers = response.headers
-        headers.add("X-RateLimit-Limit", str(item.amount))
-        headers.add("X-RateLimit-Remaining", str(remaining))
-        headers.add("X-RateLimit-Reset", str(reset_at))
+        headers.add("X-RateLimit-Limit", str(counted.item.amount))
+        headers.add("X-RateLimit-Remaining", str(counted.remaining))
+        headers.add("X-RateLimit-Reset", str(math.ceil(reset_at)))
         # An answer that says when to come back itself (409 awaiting a step) keeps the later.
         existing = headers.get("Retry-After")
         if existing is not None:
@@ -251,32 +309,69 @@ class RateLimits:
                 retry_at = time.time() + int(existing)
             else:
                 retry_at = time.mktime(retry_at.timetuple())
-            reset_at = max(int(retry_at), reset_at)
-        headers.set("Retry-After", str(int(reset_at - time.time())))
+            reset_at = max(retry_at, reset_at)
+        headers.set("Retry-After", str(max(1, math.ceil(reset_at - time.time()))))
+        return response
 
 
 def install_rate_limits(app: Flask, config: Config) -> RateLimits | None:
     """Limit ``app``'s views as ``RULES`` say (after its blueprints are registered)."""
     if not config.rate_limits:
         return None
-    storage_uri, storage_options = "memory://", {}
-    if config.redis_url and config.rate_limit_sync_ms > 0:
-        # Counted in the process, shared through Redis in the background (service.http.rate_counts).
-        storage_uri = "meeple+" + config.redis_url
-        storage_options = {"sync_interval": config.rate_limit_sync_ms / 1000}
-    elif config.redis_url:
-        storage_uri = config.redis_url
-    limits = RateLimits(config, storage_uri, storage_options)
+    counts: Counts = RedisCounts(config.redis_url) if config.redis_url else MemoryCounts()
+    limits = RateLimits(config, counts)
     for endpoint in limits.checks:
         # A missing endpoint is a limit silently gone: fail at start instead.
         app.view_functions[endpoint] = limits.limit(endpoint, app.view_functions[endpoint])
     app.after_request(limits.add_headers)
-    app.extensions["meeple_rate_limits"] = limits
+    app.extensions[EXTENSION] = limits
     return limits
 
 
-def client_address() -> str:
-    return f"address:{request.remote_addr or 'unknown'}"
+# -- what the views tell the limits (service.http.shared.authenticate) ------------------------
+
+
+def refuse_locked_out() -> None:
+    """429 ``too_many_invalid_tokens`` (LockedOut) when the request's address is locked out."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.refuse_locked_out()
+
+
+def token_proven(token: str) -> None:
+    """The request's token belongs to a seat or a branch of the game it asks about."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.token_proven(token)
+
+
+def token_refused() -> None:
+    """The request was answered ``invalid_token`` (service.http.errors)."""
+    limits: RateLimits | None = current_app.extensions.get(EXTENSION)
+    if limits is not None:
+        limits.token_refused()
+
+
+# -- who is counted ---------------------------------------------------------------------------
+
+
+def client_address(remote_addr: str | None) -> str:
+    """What the per-address limits and caps count: the IPv4 address, or the /64 network of
+    an IPv6 one (one subscriber's share of the IPv6 space: otherwise one client would have
+    2**64 addresses to count from)."""
+    try:
+        address = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def _address_who() -> str:
+    return f"address:{client_address(request.remote_addr)}"
 
 
 def _token_who(token: str) -> str:
@@ -286,6 +381,11 @@ def _token_who(token: str) -> str:
 def token_key(token: str) -> str:
     """What the limits keep of a token: a hash of its own, not the seat hash of the log."""
     return hashlib.sha256(b"meeple rate limit\0" + token.encode()).hexdigest()[:32]
+
+
+def _count_of(who: str, scope: str, item: RateLimitItem) -> Count:
+    window = item.get_expiry()
+    return Count(f"{KEY_PREFIX}:{who}:{scope}:{item.amount}/{window}", item.amount, window)
 
 
 def _bearer() -> str | None:

@@ -16,11 +16,12 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   added (500 ``internal_error``, 503 ``store_unavailable`` and ``store_full``; a game in the
   path: 404 ``game_not_found``, 409 ``rules_version_mismatch``; a body: 400
   ``malformed_json``, 413, 415, 422 ``invalid_body``; a query: 422 ``invalid_query``; a
-  header parameter: 400 ``invalid_header``; a token: 401 ``invalid_token``, and
-  ``missing_token`` when it is not optional; 429 ``rate_limited`` when service.http.limits
-  rate-limits it, and ``storage_quota_exceeded`` when it writes); the view lists the
-  rest under ``codes`` (``codes: {409: [version_conflict], 422: [game_finished, rules]}``,
-  ``rules`` for the game's own codes). A view may still name a shared response
+  header parameter: 400 ``invalid_header``; a token: 401 ``invalid_token``, 429
+  ``too_many_invalid_tokens``, and ``missing_token`` when it is not optional; 429
+  ``rate_limited`` when service.http.limits rate-limits it, and ``storage_quota_exceeded``
+  when it writes); the view lists the rest under ``codes`` (``codes: {409:
+  [version_conflict], 422: [game_finished, rules]}``, ``rules`` for the game's own
+  codes). A view may still name a shared response
   (``409: Conflict``); one with no code is an error, so the spec never promises a status
   an operation cannot answer. GET /health's 503 has a body of its own;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
@@ -125,7 +126,7 @@ def _problem_response(status: int, codes: list[str]) -> dict[str, Any]:
 RATE_LIMIT_HEADERS = {
     "X-RateLimit-Limit": "Requests allowed in the window of the limit nearest to being reached",
     "X-RateLimit-Remaining": "Requests left in that window",
-    "X-RateLimit-Reset": "When that window resets (Unix time, seconds)",
+    "X-RateLimit-Reset": "When the oldest request counted in that window leaves it (Unix time)",
 }
 
 
@@ -646,6 +647,7 @@ def _codes_of(
     security = operation.get("security", [])
     if any(security):
         add(401, "invalid_token")
+        add(429, "too_many_invalid_tokens")
         if {} not in security:
             add(401, "missing_token")
     for status, names in operation.pop("codes", {}).items():

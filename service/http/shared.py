@@ -8,9 +8,8 @@ this one holds no endpoint.
 from __future__ import annotations
 
 import functools
-import hmac
-import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -22,15 +21,10 @@ from marshmallow import Schema, ValidationError
 from projections import decisions
 from projections.fold import Game, RulesVersionMismatch
 from service.application import commands
-from service.application.auth import (
-    Viewer,
-    bearer_token,
-    is_admin_token,
-    resolve_viewer,
-    token_hash,
-)
+from service.application.auth import AuthError, Viewer, bearer_token, is_admin_token, resolve_viewer
 from service.application.live_status import public_status
 from service.application.services import Services
+from service.http import limits
 from service.http.errors import ApiError
 from service.http.json_input import MalformedJson
 from service.http.schemas import (
@@ -102,11 +96,30 @@ def at_most(value: int, cap: int, name: str, code: str, what: str) -> int:
     return value
 
 
+def authenticate(meta: Mapping[str, Any] | None) -> Viewer:
+    """Who asks, in the game of ``meta`` (None: no game; only the admin key is anyone there):
+    ``resolve_viewer`` under the rate limits. From an address locked out for its invalid
+    tokens a token is refused (429) before it is looked at; a token that proves itself is
+    counted by the limits that waited for it, one that does not against its address
+    (service.http.limits)."""
+    header = request.headers.get("Authorization")
+    admin_key = services().config.admin_key
+    try:
+        token = bearer_token(header)
+    except AuthError:
+        token = header  # malformed: refused by resolve_viewer, after the lock-out
+    if token is not None and not is_admin_token(token, admin_key):
+        limits.refuse_locked_out()
+    viewer = resolve_viewer(meta, header, admin_key)
+    if token is not None and not viewer.admin:
+        limits.token_proven(token)
+    return viewer
+
+
 def viewer_of(game: Game | None) -> Viewer:
     """Who asks. A branch's holder speaks here for the one seat the game waits for, if one;
     ``/games/{id}/seats/{seat}/...`` lets it speak for any seat."""
-    meta = None if game is None else game.meta
-    viewer = resolve_viewer(meta, request.headers.get("Authorization"), services().config.admin_key)
+    viewer = authenticate(None if game is None else game.meta)
     if viewer.holder and game is not None:
         to_act = game.ruleset.status(game.state).get("to_act") or []
         if len(to_act) == 1:
@@ -171,17 +184,8 @@ class Asker:
 
 def asker_of(game: Game) -> Asker:
     """The asker for this game's request; a token that is nothing here is refused."""
-    header = request.headers.get("Authorization")
-    token = bearer_token(header)
-    if token is None:
-        return Asker()
-    if is_admin_token(token, services().config.admin_key):
-        return Asker(admin=True)
-    expected = game.meta.get("sandbox_token_hash")
-    if expected and hmac.compare_digest(token_hash(token), str(expected)):
-        return Asker(holder=True)
-    viewer = resolve_viewer(game.meta, header, services().config.admin_key)
-    return Asker(seat=viewer.seat)
+    viewer = authenticate(game.meta)
+    return Asker(seat=viewer.seat, admin=viewer.admin, holder=viewer.holder)
 
 
 def load_game(game_id: str, at: int | None = None) -> Game:
@@ -360,18 +364,3 @@ def sealed_history(game: Game) -> ApiError:
         "still being played when it was made; only the admin may look there.",
         title="This part of the history is sealed",
     )
-
-
-def client_address(remote_addr: str | None) -> str:
-    """What the per-address cap counts: the IPv4 address, or the /64 network of an IPv6 one
-    (one subscriber's share of the IPv6 space: otherwise one client would have 2**64
-    addresses to open streams from)."""
-    try:
-        address = ipaddress.ip_address(remote_addr or "")
-    except ValueError:
-        return remote_addr or "unknown"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)

@@ -29,7 +29,7 @@ def owner_of_request(admin_key: str | None) -> str | None:
         token = None
     if is_admin_token(token, admin_key):
         return None
-    return client_address()
+    return f"address:{client_address(request.remote_addr)}"
 
 
 def install_storage_quotas(app: Flask, services: Services) -> None:

@@ -1,6 +1,7 @@
 """The rate limits' check (service.http.limits.RateLimits) through the test client: which limit
-an answer's headers show when an endpoint has several, and what happens when the limits'
-store stops answering. The limits against a real server: tests/security/test_limits.py.
+an answer's headers show when an endpoint has several, what tokens that prove nothing leave in
+the process's counts, and what happens when the limits' store stops answering. The limits
+against a real server: tests/security/test_limits.py and test_limit_counts.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from flask import Flask
 from service.app import create_app
 from service.config import load_config
 from service.http.limits import RateLimits
+from service.http.rate_counts import MemoryCounts
 from tests.api.conftest import ADMIN_KEY, bearer
 
 GAME = {"ruleset": "gutenberg", "players": ["Ann", "Bob"]}
@@ -29,6 +31,7 @@ def app(tmp_path: Path) -> Iterator[Flask]:
             "MEEPLE_RATE_LIMIT_GAMES": "4/hour;9/day",
             "MEEPLE_RATE_LIMIT_LOBBY_GAMES": "1/hour",
             "MEEPLE_RATE_LIMIT_ACTIONS": "2/hour",
+            "MEEPLE_RATE_LIMIT_INVALID_TOKENS": "10/hour",
         },
         store_url=f"sqlite:///{tmp_path}/meeple.db",
         admin_key=ADMIN_KEY,
@@ -63,6 +66,41 @@ def test_the_shortest_window_is_shown_until_a_limit_is_over(app: Flask) -> None:
     assert admin.status_code == 201 and "X-RateLimit-Limit" not in admin.headers
 
 
+def test_tokens_that_prove_nothing_are_counted_against_the_address_alone(app: Flask) -> None:
+    limits: RateLimits = app.extensions["meeple_rate_limits"]
+    assert isinstance(limits.counts, MemoryCounts)
+    client = app.test_client()
+    game = client.post("/games", json=GAME, headers=bearer(ADMIN_KEY)).json
+    token = game["seats"][0]["token"]
+    path = f"/games/{game['id']}/actions"
+    assert client.post(path, json={"type": "x"}, headers=bearer(token)).status_code == 422
+    tracked = len(limits.counts)
+    answers = [
+        client.post(path, json={"type": "x"}, headers=bearer(f"random-{number}")).status_code
+        for number in range(1000)
+    ]
+    assert answers[:10] == [401] * 10 and set(answers[10:]) == {429}
+    # One count of invalid tokens for the address, and its lock-out: not one per token.
+    assert len(limits.counts) == tracked + 2
+    assert len(limits.lockouts) == 1
+    # A token that proved nothing is not counted as a token: the seat's count went on alone.
+    other = client.post(
+        path, json={"type": "x"}, headers=bearer(token), environ_base={"REMOTE_ADDR": "192.0.2.1"}
+    )
+    assert other.status_code == 422 and limit_headers(other) == ("2", "0")
+
+
+def test_an_ipv6_client_is_counted_by_its_64_network(app: Flask) -> None:
+    client = app.test_client()
+    for host in range(1, 5):
+        address = {"REMOTE_ADDR": f"2001:db8:1:2::{host}"}
+        assert client.post("/games", json=GAME, environ_base=address).status_code == 201
+    refused = client.post("/games", json=GAME, environ_base={"REMOTE_ADDR": "2001:db8:1:2::99"})
+    assert refused.status_code == 429
+    other = client.post("/games", json=GAME, environ_base={"REMOTE_ADDR": "2001:db8:1:3::1"})
+    assert other.status_code == 201
+
+
 class Unreachable:
     """A limits store that stopped answering (until ``back``)."""
 
@@ -81,7 +119,7 @@ class Unreachable:
 
 def test_a_store_that_stops_answering_is_replaced_by_counts_in_memory(app: Flask) -> None:
     limits: RateLimits = app.extensions["meeple_rate_limits"]
-    limits._limiter.storage = Unreachable()  # type: ignore[assignment]
+    limits.counts = Unreachable()  # type: ignore[assignment]
     client = app.test_client()
     game = client.post("/games", json=GAME, headers=bearer(ADMIN_KEY)).json
     token = game["seats"][0]["token"]

@@ -227,9 +227,6 @@ def test_servers_sharing_a_redis_share_one_count_kept_under_token_hashes(
         "MEEPLE_REDIS_URL": f"{base}/1",
         "MEEPLE_RATE_LIMIT_GAMES": "3/hour",
         "MEEPLE_RATE_LIMIT_ACTIONS": "1/hour",
-        # Counted in Redis on every request: exact at once across servers (the default
-        # counts in each process and adds up every 200 ms: tests/unit/test_rate_counts.py).
-        "MEEPLE_RATE_LIMIT_SYNC_MS": "0",
     }
     first, second = live_server(**settings), live_server(**settings)
     game = first.create_game()
@@ -269,8 +266,8 @@ def test_the_documented_defaults_are_the_defaults() -> None:
     operations = (root / "docs" / "operations.md").read_text()
     compose = (root / "compose.yaml").read_text()
     defaults = load_config({})
-    for rule in RULES:
-        variable = f"MEEPLE_{rule.setting.upper()}"
-        value = getattr(defaults, rule.setting)
+    for setting in [rule.setting for rule in RULES] + ["rate_limit_invalid_tokens"]:
+        variable = f"MEEPLE_{setting.upper()}"
+        value = getattr(defaults, setting)
         assert f"| `{variable}` | `{value}` |" in operations, variable
         assert f"{variable}: ${{{variable}:-{value}}}" in compose, variable

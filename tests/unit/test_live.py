@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from service.http.shared import client_address
+from service.http.limits import client_address
 from service.live.hub import SPECTATORS, FeedView, Refusal, Share, Slot, StreamSlots, fair_share
 from tests.unit.test_jobs import FakeServices, act, build, create_game
 

@@ -47,10 +47,10 @@ from service.application.analyses import (
     now_text,
     unfinished_now,
 )
-from service.application.auth import AuthError, Viewer, bearer_token, resolve_viewer
+from service.application.auth import AuthError, Viewer, bearer_token
 from service.http.errors import ApiError
-from service.http.limits import token_key
-from service.http.shared import client_address, json_body
+from service.http.limits import client_address, token_key
+from service.http.shared import authenticate, json_body
 from service.http.shared import services as current_services
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,7 @@ def public_analysis(record: Record) -> Record:
 
 
 def _viewer(game: Game) -> Viewer:
-    return resolve_viewer(
-        game.meta, request.headers.get("Authorization"), current_services().config.admin_key
-    )
+    return authenticate(game.meta)
 
 
 def _may_read(game: Game, viewer: Viewer, seat: int, at: int) -> bool:

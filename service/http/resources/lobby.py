@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from projections.fold import Game
 from service.application import commands
-from service.application.auth import AuthError, Viewer, resolve_viewer
+from service.application.auth import AuthError, Viewer
 from service.application.bot_seats import BotSchema
 from service.application.lobby import (
     SeatChange,
@@ -43,7 +43,7 @@ from service.application.lobby import (
 )
 from service.http.errors import ApiError
 from service.http.schemas import PLAYER_NAME
-from service.http.shared import json_body, services
+from service.http.shared import authenticate, json_body, services
 
 bp = Blueprint("lobby", __name__)
 
@@ -83,8 +83,7 @@ def _viewer(game_id: str) -> tuple[Game, Viewer]:
 
 def viewer_of_any(game: Game) -> Viewer:
     """Who asks, by the seat its token is for (never a branch holder's to-act seat)."""
-    authorization = request.headers.get("Authorization")
-    return resolve_viewer(game.meta, authorization, services().config.admin_key)
+    return authenticate(game.meta)
 
 
 def _own_seat_or_admin(game_id: str, seat: int) -> tuple[Game, Viewer]:

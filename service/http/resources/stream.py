@@ -37,11 +37,12 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from events.envelope import Envelope
 from service.application import commands
-from service.application.auth import Viewer, resolve_viewer
+from service.application.auth import Viewer
 from service.application.live_status import GameHistory
 from service.application.visibility import seat_changes_hands, visible_envelope
 from service.http.errors import ApiError
-from service.http.shared import client_address
+from service.http.limits import client_address
+from service.http.shared import authenticate
 from service.live.hub import SPECTATORS, FeedView, Refusal, Slot, fair_share
 
 bp = Blueprint("stream", __name__)
@@ -153,9 +154,7 @@ def stream(game_id: str) -> Response:
     """
     services = current_app.extensions["meeple"]
     game = commands.load_game(services, game_id)
-    viewer = resolve_viewer(
-        game.meta, request.headers.get("Authorization"), services.config.admin_key
-    )
+    viewer = authenticate(game.meta)
     after = _start_after(game.version)
     slot = _take_slot(services, game_id, viewer, len(game.meta["players"]))
     client = request.environ.get("gunicorn.socket") or request.environ.get("werkzeug.socket")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from service.application import commands
-from service.application.auth import AuthError, Viewer, resolve_viewer
+from service.application.auth import AuthError, Viewer
 from service.application.webhooks import (
     MAX_URL_LENGTH,
     OUTCOMES,
@@ -27,7 +27,7 @@ from service.application.webhooks import (
     vet_url,
 )
 from service.http.errors import ApiError
-from service.http.shared import json_body, services
+from service.http.shared import authenticate, json_body, services
 
 bp = Blueprint("webhooks", __name__)
 
@@ -134,7 +134,7 @@ def _owner_viewer(game_id: str) -> tuple[Any, Viewer]:
     """The game and a viewer that may own webhooks (a seat or the admin)."""
     found = services()
     game = commands.load_game(found, game_id)
-    viewer = resolve_viewer(game.meta, request.headers.get("Authorization"), found.config.admin_key)
+    viewer = authenticate(game.meta)
     if viewer.seat is None and not viewer.admin:
         raise AuthError("missing_token", "Send your seat token as 'Authorization: Bearer <token>'.")
     return game, viewer
