@@ -587,7 +587,7 @@ def append(
         )
     else:
         result = services.store.append(game_id, list(events), expected_version, idempotency_key)
-    quotas = services.quotas
+    quotas = getattr(services, "quotas", None)  # a job's services may have none
     if quotas is not None and not result.replayed:
         quotas.charge_current(result.envelopes, time.time())
     advanced = None
