@@ -345,10 +345,11 @@ class RedisEventStore(EventStore):
             return []
         key = self._key(game_id, "events")
         try:
+            # One round trip: the entries, and where runs of copies lie (none, mostly).
             pipeline = self.client.pipeline(transaction=False)
-            pipeline.hget(self._key(game_id, "head"), "copied")
             pipeline.xrange(key, min=f"{after + 1}-0", max="+", count=limit)
-            copied, entries = pipeline.execute()
+            pipeline.hget(self._key(game_id, "head"), "copied")
+            entries, copied = pipeline.execute()
             covering = _covering(copied, after + 1)
             if covering is not None:
                 # Inside a run of copies: their marker is stored at the run's first seq.
