@@ -3,8 +3,11 @@ hash tag, so a whole game lives on one Redis Cluster slot (docs/stores.md).
 
 Keys (``meeple`` is the default prefix)::
 
-    meeple:{G}:events     stream, entry id "<seq>-1", field "e" = the envelope's canonical JSON
-    meeple:{G}:head       hash: version, hash (the last event's)
+    meeple:{G}:events     stream, entry id "<seq>-1", field "e" = the envelope's canonical JSON,
+                          or a copy marker standing for a run of copies from its seq on (a
+                          branch's copy of its source's past, events.copies)
+    meeple:{G}:head       hash: version, hash (the last event's), copied (the markers' seq
+                          ranges, JSON, for reads that start inside one)
     meeple:{G}:idem       hash: idempotency key -> "first_seq:last_seq"
     meeple:{G}:snapshots  sorted set of snapshot seqs
     meeple:{G}:snapdata   hash: seq -> snapshot payload (JSON)
@@ -46,9 +49,11 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
-from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
+from events.copies import Copies, Entry, Marker, parse_entry
+from events.envelope import GENESIS_HASH, Envelope, canonical_json
 from events.sqlite_store import utc_now
 from events.store import (
+    Appended,
     AppendResult,
     ConcurrencyConflict,
     EventStore,
@@ -128,10 +133,12 @@ APPEND_SCRIPT = """
 -- KEYS: 1 events stream, 2 head hash, 3 idempotency hash (all under the game's hash tag),
 --       4 the feed stream (a single server only)
 -- ARGV: 1 expected version, 2 idempotency key ('' for none), 3 the head hash the batch was
---       sealed on, 4 the batch's last hash, 5 the number of envelopes n, 6..5+n the
---       envelopes' canonical JSON in seq order, 6+n the game id and 7+n the feed's length
---       (for KEYS[4]), then the side writes to make after them, each as its number of
---       words followed by the words (guards: see SKIP_* in Python)
+--       sealed on, 4 the batch's last hash, 5 the number of events c the batch appends, 6 the
+--       number of entries n it stores (fewer than c when a marker stands for copies), 7..6+2n
+--       each entry's seq and canonical JSON in seq order, 7+2n the game id, 8+2n the feed's
+--       length (for KEYS[4]) and 9+2n the markers' seq ranges as JSON ('' for none), then
+--       the side writes to make after them, each as its number of words followed by the
+--       words (guards: see SKIP_* in Python)
 if ARGV[2] ~= '' then
   local written = redis.call('HGET', KEYS[3], ARGV[2])
   if written then
@@ -145,19 +152,24 @@ if version ~= expected or head ~= ARGV[3] then
   return {'conflict', tostring(version)}
 end
 local count = tonumber(ARGV[5])
-for offset = 1, count do
-  redis.call('XADD', KEYS[1], string.format('%d-1', expected + offset), 'e', ARGV[5 + offset])
+local stored = tonumber(ARGV[6])
+for index = 0, stored - 1 do
+  redis.call('XADD', KEYS[1], ARGV[7 + 2 * index] .. '-1', 'e', ARGV[8 + 2 * index])
 end
+local tail = 7 + 2 * stored
 local last = expected + count
 redis.call('HSET', KEYS[2], 'version', string.format('%d', last), 'hash', ARGV[4])
+if ARGV[tail + 2] ~= '' then
+  redis.call('HSET', KEYS[2], 'copied', ARGV[tail + 2])
+end
 if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[2], string.format('%d:%d', expected + 1, last))
 end
 if KEYS[4] then
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7 + count], '*', 'g', ARGV[6 + count],
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[tail + 1], '*', 'g', ARGV[tail],
     'f', string.format('%d', expected + 1), 'l', string.format('%d', last))
 end
-local at = 8 + count
+local at = tail + 3
 local skip = 0
 local replies = {'ok', string.format('%d', last)}
 while at <= #ARGV do
@@ -240,6 +252,7 @@ class RedisEventStore(EventStore):
         self._feed_key = f"{prefix}:feed"
         #: (whether appends write the feed stream,), known at the first append or feed read
         self._feeds: tuple[bool] | None = None
+        self._copies = Copies(self._read_stored, self._read_entries)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "meeple", **options: Any) -> RedisEventStore:
@@ -261,7 +274,7 @@ class RedisEventStore(EventStore):
     def append(
         self,
         game_id: str,
-        events: Sequence[NewEvent],
+        events: Sequence[Appended],
         expected_version: int,
         idempotency_key: str | None = None,
         *,
@@ -270,7 +283,7 @@ class RedisEventStore(EventStore):
         """The contract's append; ``then``: commands run in the same script after a successful
         append, on this server, or a function of the sealed envelopes that gives them (see
         the module docstring)."""
-        check_append(events, expected_version)
+        check_append(events, expected_version, game_id)
         if then and isinstance(self.client, RedisCluster):
             raise ValueError("side writes with an append need a single Redis server")
         head_key = self._key(game_id, "head")
@@ -283,16 +296,11 @@ class RedisEventStore(EventStore):
             raise failure(error) from error
         if version != expected_version and idempotency_key is None:
             raise ConcurrencyConflict(game_id, expected_version, version)
-        recorded_at = utc_now()
-        envelopes: list[Envelope] = []
-        chain = prev_hash
-        for offset, event in enumerate(events, start=1):
-            envelope = seal(
-                game_id, expected_version + offset, event, chain, recorded_at, idempotency_key
-            )
-            chain = envelope["hash"]
-            envelopes.append(envelope)
-        texts = [canonical_json(envelope).decode("utf-8") for envelope in envelopes]
+        batch = self._copies.seal_batch(
+            game_id, events, expected_version, prev_hash, utc_now(), idempotency_key
+        )
+        envelopes, chain = batch.envelopes, batch.head_hash
+        entries: list[str | int] = [part for seq, text in batch.stored for part in (seq, text)]
         side_writes: list[str | bytes | int | float] = []
         for command in then(envelopes) if callable(then) else then:
             side_writes.append(len(command))
@@ -308,10 +316,12 @@ class RedisEventStore(EventStore):
                     idempotency_key or "",
                     prev_hash,
                     chain,
-                    len(texts),
-                    *texts,
+                    len(envelopes),
+                    len(batch.stored),
+                    *entries,
                     game_id,
                     FEED_LENGTH,
+                    json.dumps(batch.marked) if batch.marked else "",
                     *side_writes,
                 ],
             )
@@ -333,13 +343,21 @@ class RedisEventStore(EventStore):
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         if limit is not None and limit <= 0:
             return []
+        key = self._key(game_id, "events")
         try:
-            entries = self.client.xrange(
-                self._key(game_id, "events"), min=f"{after + 1}-0", max="+", count=limit
-            )
+            # One round trip: the entries, and where runs of copies lie (none, mostly).
+            pipeline = self.client.pipeline(transaction=False)
+            pipeline.xrange(key, min=f"{after + 1}-0", max="+", count=limit)
+            pipeline.hget(self._key(game_id, "head"), "copied")
+            entries, copied = pipeline.execute()
+            covering = _covering(copied, after + 1)
+            if covering is not None:
+                # Inside a run of copies: their marker is stored at the run's first seq.
+                wanted = None if limit is None else limit + 1
+                entries = self.client.xrange(key, min=f"{covering}-0", max="+", count=wanted)
+            envelopes = self._resolve(game_id, entries, after, limit)
         except redis.RedisError as error:
             raise failure(error) from error
-        envelopes = [json.loads(fields["e"]) for _, fields in entries]
         if envelopes and (limit is None or len(envelopes) < limit):
             # The stream's end as it stood: the next append to it may well be sealed on it.
             self._remember_head(game_id, envelopes[-1]["seq"], envelopes[-1]["hash"])
@@ -415,7 +433,11 @@ class RedisEventStore(EventStore):
         pipeline = self.client.pipeline(transaction=False)
         for game_id, first, last in runs:
             pipeline.xrange(self._key(game_id, "events"), min=f"{first}-1", max=f"{last}-1")
-        events = [json.loads(fields["e"]) for found in pipeline.execute() for _, fields in found]
+        events: list[Envelope] = []
+        # An append's first seq is a stored entry's (a marker lies within one append), so
+        # each range holds the whole of every marker in it.
+        for (game_id, first, _), found in zip(runs, pipeline.execute(), strict=True):
+            events.extend(self._resolve(game_id, found, first - 1, None))
         return FeedPage(events=events, position={"feed": entries[-1][0]})
 
     def _writes_feed(self) -> bool:
@@ -484,14 +506,19 @@ class RedisEventStore(EventStore):
                     count=count,
                 )
             pages = pipeline.execute() if wanted else []
+            events: list[Envelope] = []
+            for (game_id, count), entries in zip(wanted, pages, strict=True):
+                after = cursors[game_id]
+                if not entries or _seq_of(entries[0][0]) != after + 1:
+                    # The cursor stopped inside a run of copies: read on from their marker.
+                    found = self.read(game_id, after=after, limit=count)
+                else:
+                    found = self._resolve(game_id, entries, after, count)
+                events.extend(found)
+                if found:
+                    cursors[game_id] = found[-1]["seq"]
         except redis.RedisError as error:
             raise failure(error) from error
-        events: list[Envelope] = []
-        for (game_id, _), entries in zip(wanted, pages, strict=True):
-            for _, fields in entries:
-                envelope = json.loads(fields["e"])
-                events.append(envelope)
-                cursors[game_id] = envelope["seq"]
         return FeedPage(events=events, position={"registry": registry_after, "games": cursors})
 
     def game_ids(self) -> list[str]:
@@ -546,6 +573,26 @@ class RedisEventStore(EventStore):
             while len(self._heads) > HEADS_REMEMBERED:
                 self._heads.popitem(last=False)
 
+    def _resolve(
+        self, game_id: str, entries: list[Any], after: int, limit: int | None
+    ) -> list[Envelope]:
+        """The envelopes after ``after`` (at most ``limit``) that stream entries stand for."""
+        parsed = [parse_entry(_seq_of(entry_id), fields["e"]) for entry_id, fields in entries]
+        if any(isinstance(entry, Marker) for entry in parsed):
+            return self._copies.resolve(game_id, parsed, after, limit)
+        envelopes = [entry for entry in parsed if not isinstance(entry, Marker)]
+        return [e for e in envelopes if e["seq"] > after][:limit]
+
+    def _read_stored(self, game_id: str, first: int, last: int) -> list[Envelope]:
+        entries = self.client.xrange(
+            self._key(game_id, "events"), min=f"{first}-1", max=f"{last}-1"
+        )
+        return [json.loads(fields["e"]) for _, fields in entries]
+
+    def _read_entries(self, game_id: str, upto: int) -> list[Entry]:
+        entries = self.client.xrange(self._key(game_id, "events"), min="-", max=f"{upto}-1")
+        return [parse_entry(_seq_of(entry_id), fields["e"]) for entry_id, fields in entries]
+
     def _versions(self, game_ids: list[str]) -> list[int]:
         if not game_ids:
             return []
@@ -553,6 +600,20 @@ class RedisEventStore(EventStore):
         for game_id in game_ids:
             pipeline.hget(self._key(game_id, "head"), "version")
         return [int(value or 0) for value in pipeline.execute()]
+
+
+def _seq_of(entry_id: str) -> int:
+    """The seq an events stream's entry id ("<seq>-1") stands at."""
+    return int(entry_id.partition("-")[0])
+
+
+def _covering(copied: str | None, seq: int) -> int | None:
+    """The first seq of the run of copies (the head's ``copied``: JSON [first, last] pairs)
+    that holds ``seq`` after its first, if one does."""
+    for first, last in json.loads(copied) if copied else ():
+        if first < seq <= last:
+            return int(first)
+    return None
 
 
 def _stream_id(entry_id: str) -> tuple[int, int]:

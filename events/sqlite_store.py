@@ -4,7 +4,9 @@ Tables (created on first open):
 
 - ``events``: one row per envelope, ``position`` is a global autoincrement (the feed's
   order), ``(game_id, seq)`` is unique, ``envelope`` is the canonical JSON text, returned
-  byte-identical.
+  byte-identical; or one row for a copied prefix (a branch's copy of its source's past), a
+  copy marker at the seq of its first copy, whose copies reads re-seal from the source's
+  rows (events.copies).
 - ``streams``: one row per game, its version and head hash (the append's version check).
 - ``idempotency``: which seqs an idempotency key wrote, unique per game.
 - ``snapshots``: derived data after a seq, as JSON.
@@ -30,11 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from events.envelope import GENESIS_HASH, Envelope, NewEvent, canonical_json, seal
+from events.copies import Copies, Entry, Marker, is_marker_text, parse_entry
+from events.envelope import GENESIS_HASH, Envelope, canonical_json
 from events.sqlite_pool import BUSY_TIMEOUT, SQLitePool
 from events.store import (
+    Appended,
     AppendResult,
     ConcurrencyConflict,
+    CopiedPrefix,
     EventStore,
     FeedPage,
     StoreError,
@@ -94,6 +99,7 @@ class SQLiteEventStore(EventStore):
         self._write_lock = threading.Lock()
         with self._write_lock:
             self._pool.create(SCHEMA)
+        self._copies = Copies(self._read_stored, self._read_entries)
 
     def _connection(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._pool.connection()
@@ -106,7 +112,7 @@ class SQLiteEventStore(EventStore):
     def append(
         self,
         game_id: str,
-        events: Sequence[NewEvent],
+        events: Sequence[Appended],
         expected_version: int,
         idempotency_key: str | None = None,
         *,
@@ -114,7 +120,14 @@ class SQLiteEventStore(EventStore):
     ) -> AppendResult:
         """The contract's append; ``then``: statements run in the same transaction after a
         successful append (none when it replays or conflicts)."""
-        check_append(events, expected_version)
+        check_append(events, expected_version, game_id)
+        batch = None
+        if any(isinstance(event, CopiedPrefix) for event in events):
+            # Sealed before the write lock is taken: copying reads and hashes the whole prefix,
+            # and it happens only in a game's opening append, which chains from the genesis.
+            batch = self._copies.seal_batch(
+                game_id, events, 0, GENESIS_HASH, utc_now(), idempotency_key
+            )
         with self._write_lock, self._transaction() as connection:
             if idempotency_key is not None:
                 first = connection.execute(
@@ -133,25 +146,20 @@ class SQLiteEventStore(EventStore):
             version, head_hash = row if row is not None else (0, GENESIS_HASH)
             if version != expected_version:
                 raise ConcurrencyConflict(game_id, expected_version, version)
-            recorded_at = utc_now()
-            envelopes = []
-            rows = []
-            for offset, event in enumerate(events, start=1):
-                envelope = seal(
-                    game_id, version + offset, event, head_hash, recorded_at, idempotency_key
+            if batch is None:
+                batch = self._copies.seal_batch(
+                    game_id, events, version, head_hash, utc_now(), idempotency_key
                 )
-                head_hash = envelope["hash"]
-                envelopes.append(envelope)
-                rows.append((game_id, envelope["seq"], canonical_json(envelope).decode("utf-8")))
             connection.executemany(
-                "INSERT INTO events (game_id, seq, envelope) VALUES (?, ?, ?)", rows
+                "INSERT INTO events (game_id, seq, envelope) VALUES (?, ?, ?)",
+                [(game_id, seq, text) for seq, text in batch.stored],
             )
-            new_version = version + len(events)
+            new_version = version + len(batch.envelopes)
             connection.execute(
                 "INSERT INTO streams (game_id, version, head_hash) VALUES (?, ?, ?)"
                 " ON CONFLICT (game_id) DO UPDATE"
                 " SET version = excluded.version, head_hash = excluded.head_hash",
-                (game_id, new_version, head_hash),
+                (game_id, new_version, batch.head_hash),
             )
             if idempotency_key is not None:
                 connection.execute(
@@ -161,7 +169,7 @@ class SQLiteEventStore(EventStore):
                 )
             for sql, parameters in then:
                 connection.execute(sql, parameters)
-        return AppendResult(version=new_version, envelopes=envelopes)
+        return AppendResult(version=new_version, envelopes=batch.envelopes)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         with self._connection() as connection:
@@ -190,16 +198,39 @@ class SQLiteEventStore(EventStore):
         return int(rows[0][0]), json.loads(rows[0][1])
 
     def read_feed(self, position: dict[str, Any] | None, limit: int = 500) -> FeedPage:
+        """Rows in the order they were written (``position``); a marker's row gives the copies
+        it stands for, and a page that ends inside them says how many it gave (``partial``:
+        [the row's position, copies given]), so the next page goes on from there."""
         # Appends hold the write lock from the version check to the commit, so positions
         # become visible in increasing order: resuming after the last one seen misses nothing.
-        after = int((position or {}).get("after", 0))
+        position = position or {}
+        after = int(position.get("after", 0))
+        partial = position.get("partial")
         rows = self._query(
-            "SELECT position, envelope FROM events WHERE position > ? ORDER BY position LIMIT ?",
+            "SELECT position, game_id, seq, envelope FROM events WHERE position > ?"
+            " ORDER BY position LIMIT ?",
             (after, limit),
         )
-        if rows:
-            after = int(rows[-1][0])
-        return FeedPage(events=[json.loads(text) for _, text in rows], position={"after": after})
+        events: list[Envelope] = []
+        for row, game_id, seq, text in rows:
+            if len(events) >= limit:
+                break
+            if not is_marker_text(text):
+                events.append(json.loads(text))
+                after = int(row)
+                continue
+            marker = parse_entry(int(seq), text)
+            assert isinstance(marker, Marker)
+            given = int(partial[1]) if partial is not None and int(partial[0]) == row else 0
+            take = min(marker.count - given, limit - len(events))
+            low = marker.first + given
+            events.extend(self._copies.expand(str(game_id), marker, low, low + take - 1))
+            if given + take < marker.count:
+                return FeedPage(
+                    events=events, position={"after": after, "partial": [row, given + take]}
+                )
+            after = int(row)
+        return FeedPage(events=events, position={"after": after})
 
     def game_ids(self) -> list[str]:
         return [str(row[0]) for row in self._query("SELECT game_id FROM streams ORDER BY game_id")]
@@ -228,12 +259,38 @@ class SQLiteEventStore(EventStore):
     def _query(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
         return self._pool.query(sql, parameters)
 
-    @staticmethod
     def _read(
-        connection: sqlite3.Connection, game_id: str, after: int, limit: int | None
+        self, connection: sqlite3.Connection, game_id: str, after: int, limit: int | None
     ) -> list[Envelope]:
+        # From the row at or before seq ``after + 1``: a marker there may stand for it.
         rows = connection.execute(
-            "SELECT envelope FROM events WHERE game_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (game_id, after, -1 if limit is None else limit),
+            "SELECT seq, envelope FROM events WHERE game_id = ?1 AND seq >= coalesce("
+            "(SELECT max(seq) FROM events WHERE game_id = ?1 AND seq <= ?2), ?2)"
+            " ORDER BY seq LIMIT ?3",
+            (game_id, after + 1, -1 if limit is None else limit + 1),
+        ).fetchall()
+        entries: list[Entry] = []
+        marked = False
+        for seq, text in rows:
+            if is_marker_text(text):
+                entries.append(parse_entry(int(seq), text))
+                marked = True
+            elif seq > after:
+                entries.append(json.loads(text))
+        if marked:
+            return self._copies.resolve(game_id, entries, after, limit)
+        return [entry for entry in entries[:limit] if not isinstance(entry, Marker)]
+
+    def _read_stored(self, game_id: str, first: int, last: int) -> list[Envelope]:
+        rows = self._query(
+            "SELECT envelope FROM events WHERE game_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (game_id, first, last),
         )
         return [json.loads(text) for (text,) in rows]
+
+    def _read_entries(self, game_id: str, upto: int) -> list[Entry]:
+        rows = self._query(
+            "SELECT seq, envelope FROM events WHERE game_id = ? AND seq <= ? ORDER BY seq",
+            (game_id, upto),
+        )
+        return [parse_entry(int(seq), text) for seq, text in rows]

@@ -29,6 +29,23 @@ class ConcurrencyConflict(StoreError):
 
 
 @dataclass(frozen=True)
+class CopiedPrefix:
+    """In a game's opening append, after its first event: the first ``length`` events of game
+    ``source``, copied (as a branch copies its source's past: docs/history.md).
+
+    Each copy is the envelope ``NewEvent.copy_of`` of the source's event, appended here, would
+    be (its type, data, actor, secret, schema_version and recorded_at kept; game_id, seq,
+    idempotency key and the chain this game's own), and reads back as such; the store keeps a
+    reference to the source's events rather than the copies (events.copies), so what it holds
+    does not grow with ``length``. The source's first ``length`` events never change (a log
+    only grows), so neither do the copies.
+    """
+
+    source: str
+    length: int
+
+
+@dataclass(frozen=True)
 class AppendResult:
     """What an append wrote (or, for a repeated idempotency key, what the first one wrote)."""
 
@@ -47,12 +64,24 @@ class FeedPage:
     position: dict[str, Any]
 
 
-def check_append(events: Sequence[NewEvent], expected_version: int) -> None:
-    """What every backend refuses before it touches storage: an empty batch, a negative version."""
+#: What an append's batch holds: events, and in a game's opening append copied prefixes.
+Appended = NewEvent | CopiedPrefix
+
+
+def check_append(events: Sequence[Appended], expected_version: int, game_id: str = "") -> None:
+    """What every backend refuses before it touches storage: an empty batch, a negative
+    version, a copied prefix anywhere but after the first event of a game's opening append."""
     if not events:
         raise ValueError("an append needs at least one event")
     if expected_version < 0:
         raise ValueError("expected_version cannot be negative")
+    for index, event in enumerate(events):
+        if not isinstance(event, CopiedPrefix):
+            continue
+        if expected_version != 0 or index == 0:
+            raise ValueError("a copied prefix may only follow the first event of a game")
+        if event.length < 1 or event.source == game_id:
+            raise ValueError(f"cannot copy {event.length} events of {event.source!r} here")
 
 
 class EventStore(ABC):
@@ -62,20 +91,22 @@ class EventStore(ABC):
     def append(
         self,
         game_id: str,
-        events: Sequence[NewEvent],
+        events: Sequence[Appended],
         expected_version: int,
         idempotency_key: str | None = None,
     ) -> AppendResult:
         """Append all ``events`` at expected_version+1... atomically, or raise ConcurrencyConflict.
 
         A repeated ``idempotency_key`` for the same game returns the first result and writes
-        nothing.
+        nothing. A ``CopiedPrefix`` in the batch (see there) stands for the source's events,
+        each sealed here in its turn; ``AppendResult.envelopes`` holds them all.
         """
 
     @abstractmethod
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         """Envelopes with seq > after, in order, at most ``limit`` of them, exactly as stored
-        (byte-identical after a reconnect; upcasting happens above, in events.upcasting)."""
+        (byte-identical after a reconnect; upcasting happens above, in events.upcasting); a
+        copied prefix's copies exactly as they were sealed when it was appended."""
 
     @abstractmethod
     def version(self, game_id: str) -> int:

@@ -11,7 +11,9 @@ from the first event (tests/unit/test_fold.py checks it on thousands of events).
 
 A branch's log begins with a header: its own ``branched_from``, then the source's first N
 events copied (a branch of a branch therefore starts with two ``branched_from``, and so on,
-down to the root game's ``game_created``). Copied events keep their data, so an ``undone``
+down to the root game's ``game_created``). That is the log as read: the store keeps the
+copies by reference (events.copies), and ``Folder`` loads the states among them from the
+source's snapshots. Copied events keep their data, so an ``undone``
 copied k times names a seq k lower than where its target now stands: the fold adds the
 offset back. Which seed a step draws from depends on where its event stands: copied steps
 draw from the seed they were played with; the branch's own steps from the branch's new seed
@@ -267,6 +269,25 @@ def snapshot_effective(payload: dict[str, Any]) -> list[int]:
     if "effective_runs" not in payload:
         return list(payload["effective"])
     return [seq for first, last in payload["effective_runs"] for seq in range(first, last + 1)]
+
+
+def branch_snapshot(payload: dict[str, Any], header: dict[str, Any], levels: int) -> dict[str, Any]:
+    """A source's snapshot as its branch's, ``levels`` branch levels out: the state after the
+    same steps, each ``levels`` seqs later (every level's ``branched_from`` stands in front of
+    its copies), under the branch's meta (``header``: what its header says) with the names of
+    the seats as the copied events left them (``change_seat``: the one part of a branch's meta
+    its events change)."""
+    if "effective_runs" in payload:
+        runs = [[first + levels, last + levels] for first, last in payload["effective_runs"]]
+    else:
+        runs = _runs([seq + levels for seq in payload["effective"]])
+    translated = {key: value for key, value in payload.items() if key in ("state", "state_json")}
+    translated.update(
+        meta={**header, "players": list(payload["meta"]["players"])},
+        effective_runs=runs,
+        redo=[seq + levels for seq in payload["redo"]],
+    )
+    return translated
 
 
 # -- deciding new events -------------------------------------------------------------
@@ -719,9 +740,20 @@ def _ruleset_for(meta: dict[str, Any], seq: int) -> Ruleset:
 # -- the store-backed folder ---------------------------------------------------------
 
 
+#: How many games' headers (whether each is a branch, and its meta) a Folder remembers.
+HEADERS_REMEMBERED = 4096
+
+
 class Folder:
     """Loads games from a store: nearest snapshot + fold, snapshots every K events, and an
-    in-process cache of the latest state of recently used games."""
+    in-process cache of the latest state of recently used games.
+
+    A branch's states up to its branch point are its source's, a seq later (the same events
+    folded the same way behind its ``branched_from``): it loads them from the source's
+    snapshots (``_snapshot``) and writes none of its own there while those are at most one
+    interval behind, only one at its branch point; so a branch's snapshots, like its stored
+    events (events.copies), do not grow with the length of the source's past.
+    """
 
     def __init__(
         self,
@@ -734,6 +766,7 @@ class Folder:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._lock = threading.Lock()
+        self._headers: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
 
     def load(self, game_id: str, at: int | None = None, *, shared: bool = False) -> Game:
         """The game after event ``at`` (default: its latest). The caller owns the copy;
@@ -831,7 +864,7 @@ class Folder:
         limit = at if at is not None else self.store.version(game_id)
         if limit < 1:
             raise KeyError(game_id)
-        snapshot = self.store.load_snapshot(game_id, limit)
+        snapshot = self._snapshot(game_id, limit)
         if snapshot is not None:
             seq, payload = snapshot
             return Game.from_snapshot(seq, payload)
@@ -868,8 +901,67 @@ class Folder:
         ``_rebuild`` looks for first after an undo)."""
         every = self.snapshot_interval
         at_position = bool(game.effective) and game.effective[-1] == game.version
-        if game.version % every == 0 or (at_position and game.position % every == 0):
+        due = game.version % every == 0 or (at_position and game.position % every == 0)
+        lineage = game.meta.get("lineage")
+        if lineage and game.version <= int(lineage[0]["until"]):
+            # A branch's copied past: its source's snapshots serve it (``_snapshot``) where
+            # they are at most an interval back; its branch point's state is its own (the
+            # source's cannot stand for it, nor for anything after it).
+            due = game.version == int(lineage[0]["until"]) or (
+                due and not self._source_snapshot_near(game)
+            )
+        if due:
             self.store.save_snapshot(game.meta["game_id"], game.version, game.to_snapshot())
+
+    def _source_snapshot_near(self, game: Game) -> bool:
+        """Whether a snapshot (its source's, as ``_snapshot`` gives it) stands less than one
+        interval before ``game``."""
+        found = self._snapshot(game.meta["game_id"], game.version)
+        return found is not None and found[0] > game.version - self.snapshot_interval
+
+    def _snapshot(self, game_id: str, at_most: int) -> tuple[int, dict[str, Any]] | None:
+        """The latest snapshot for ``game_id`` at or before ``at_most``: its own, or, where a
+        branch's own is older, its source's (or its source's source's ...) as the branch's
+        (``branch_snapshot``): the branch's seqs before its branch point's ``until`` (where a
+        redraw would happen) stand for the source's states, a seq later."""
+        best: tuple[int, dict[str, Any], int] | None = None
+        game, limit, level = game_id, at_most, 0
+        while limit >= 1:
+            own = self.store.load_snapshot(game, limit)
+            if own is not None and (best is None or own[0] + level > best[0]):
+                best = (own[0] + level, own[1], level)
+            meta = own[1]["meta"] if own is not None else self._header_meta(game)
+            if meta is None or "branch" not in meta:
+                break
+            reach = min(limit, int(meta["lineage"][0]["until"]) - 1)
+            if own is not None and own[0] >= reach:
+                break  # nothing further back can be later than this one
+            game, limit, level = str(meta["branch"]["source"]), reach - 1, level + 1
+        if best is None:
+            return None
+        seq, payload, level = best
+        if level == 0:
+            return seq, payload
+        header = self._header_meta(game_id)
+        assert header is not None
+        return seq, branch_snapshot(payload, header, level)
+
+    def _header_meta(self, game_id: str) -> dict[str, Any] | None:
+        """The meta a game's header sets up (None for an unknown game), remembered: a log's
+        header never changes."""
+        with self._lock:
+            if game_id in self._headers:
+                self._headers.move_to_end(game_id)
+                return self._headers[game_id]
+        first = self.store.read(game_id, after=0, limit=1)
+        if not first:
+            return None
+        meta = start(first[0], lambda seq: self._fetch(game_id, seq)).meta
+        with self._lock:
+            self._headers[game_id] = meta
+            while len(self._headers) > HEADERS_REMEMBERED:
+                self._headers.popitem(last=False)
+        return meta
 
     def _fetch(self, game_id: str, seq: int) -> Envelope:
         found = self.store.read(game_id, after=seq - 1, limit=1)
@@ -885,7 +977,7 @@ class Folder:
         base = self._position_snapshot(game_id, effective)
         limit = before - 1
         while base is None and limit >= 1:
-            snapshot = self.store.load_snapshot(game_id, limit)
+            snapshot = self._snapshot(game_id, limit)
             if snapshot is None:
                 break
             seq, payload = snapshot
@@ -922,7 +1014,7 @@ class Folder:
         if position == 0:
             return None
         seq = effective[position - 1]
-        snapshot = self.store.load_snapshot(game_id, seq)
+        snapshot = self._snapshot(game_id, seq)
         if snapshot is None or snapshot[0] != seq:
             return None
         if snapshot_effective(snapshot[1]) != effective[:position]:

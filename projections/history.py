@@ -14,19 +14,21 @@ Redo puts back exactly the last undone step (same position in the effective hist
 the same cards); a seat may redo only its own undone action. In a sandbox (branch) game the
 holder of the sandbox token acts for every seat and may undo and redo any step - except,
 in a branch made while its source was still being played, the steps before the branch
-point: they hold that game's secrets (see ``branch_events``).
+point: they hold that game's secrets (see ``plan_branch``).
 
-Branches (``branch_events``) and the timeline (``timeline``) live here too: everything about
-moving through a game's history that is not the fold itself.
+Branches (``plan_branch``, and ``branch_events`` for a log in memory) and the timeline
+(``timeline``) live here too: everything about moving through a game's history that is not
+the fold itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from events.envelope import Envelope, NewEvent, verify_chain
+from events.store import CopiedPrefix
 from projections.fold import (
     STEP_TYPES,
     Fetch,
@@ -106,12 +108,30 @@ def _check_normal_game_undo(last_step: Envelope, seat: int | None) -> None:
 class BranchPlan:
     """What a branch will be, as decided from its source and who asks."""
 
-    events: list[NewEvent]
+    #: the branch's first event, ``branched_from``
+    marker: NewEvent
+    #: the source game and how many of its events the branch begins with
+    source: str
+    at: int
     reseeded: bool
     #: the seat whose unseen information was redrawn (a seat's branch of an unfinished game)
     resampled_seat: int | None
     #: whether the source was still being played: its secrets stay sealed in the branch
     sealed: bool
+    #: the source's first ``at`` events copied, when the plan was made from a log in memory
+    copies: tuple[NewEvent, ...] = ()
+
+    @property
+    def events(self) -> list[NewEvent]:
+        """The branch's opening events as a log in memory holds them: ``branched_from``, then
+        the copies (``branch_events``)."""
+        return [self.marker, *self.copies]
+
+    @property
+    def stored(self) -> list[NewEvent | CopiedPrefix]:
+        """What a store appends to open the branch: ``branched_from``, then the source's first
+        ``at`` events by reference (read back as the same copies: docs/history.md)."""
+        return [self.marker, CopiedPrefix(self.source, self.at)]
 
 
 def branch_events(
@@ -127,7 +147,47 @@ def branch_events(
     resample_for: int | None = None,
 ) -> BranchPlan:
     """The events opening a branch of ``source`` (its whole log, or at least its first
-    ``at`` events) at event ``at``: ``branched_from``, then those events copied.
+    ``at`` events) at event ``at``: ``branched_from``, then those events copied, their
+    chain checked (``plan_branch`` says the rest).
+    """
+    if not source:
+        raise ValueError("the source log is empty")
+    plan = plan_branch(
+        lambda seq: source[seq - 1],
+        len(source),
+        at,
+        new_seed=new_seed,
+        sandbox_token_hash=sandbox_token_hash,
+        source_finished=source_finished,
+        reseed=reseed,
+        seat=seat,
+        admin=admin,
+        resample_for=resample_for,
+    )
+    prefix = source[:at]
+    broken = verify_chain(prefix, prefix[0]["game_id"])
+    if broken is not None:
+        raise ReplayError(broken[0], broken[1])
+    return replace(plan, copies=tuple(NewEvent.copy_of(envelope) for envelope in prefix))
+
+
+def plan_branch(
+    fetch: Fetch,
+    length: int,
+    at: int,
+    *,
+    new_seed: str,
+    sandbox_token_hash: str,
+    source_finished: bool,
+    reseed: bool = False,
+    seat: int | None = None,
+    admin: bool = False,
+    resample_for: int | None = None,
+) -> BranchPlan:
+    """A branch of the source at event ``at``, from the few of its events it needs (``fetch``:
+    seq -> envelope, up to seq ``length``): its header and its event ``at``, whose hash the
+    branch records (``source_hash``). The rest of the source is not read: the branch's store
+    keeps its first ``at`` events by reference (``BranchPlan.stored``).
 
     ``seat`` is the source's seat asking (None for the admin, or for anyone once the source
     has finished). A reseeded branch draws from a new seed after the branch point and, seen
@@ -137,24 +197,23 @@ def branch_events(
     future draws must not be previewed, so the branch is always reseeded, and a seat's
     branch redraws everything that seat could not see at ``at`` (docs/history.md).
     """
-    if not source:
-        raise ValueError("the source log is empty")
 
-    def fetch(seq: int) -> Envelope:
+    def header_event(seq: int) -> Envelope:
         # A branch's opening events (its marker and the copied past) are one header: a
         # point inside it is no event to branch at.
-        if seq > len(source):
+        if seq > length:
             raise IllegalAction(
                 "branch_point_out_of_range",
                 f"Event {at} is inside this game's opening events; branch at a later event.",
             )
-        return source[seq - 1]
+        return fetch(seq)
 
-    header = start(source[0], fetch)
-    if not header.version <= at <= len(source):
+    first = header_event(1)
+    header = start(first, header_event)
+    if not header.version <= at <= length:
         raise IllegalAction(
             "branch_point_out_of_range",
-            f"A branch starts after an event from {header.version} to {len(source)}, not {at}.",
+            f"A branch starts after an event from {header.version} to {length}, not {at}.",
         )
     if at < header.sealed_until and not admin:
         raise IllegalAction(
@@ -162,10 +221,6 @@ def branch_events(
             f"This game is itself a branch that keeps its source's secrets up to event "
             f"{header.sealed_until}; branch at {header.sealed_until} or later.",
         )
-    prefix = source[:at]
-    broken = verify_chain(prefix, prefix[0]["game_id"])
-    if broken is not None:
-        raise ReplayError(broken[0], broken[1])
     sealed = not source_finished
     reseeded = reseed or sealed
     if resample_for is not None and not reseeded:
@@ -177,9 +232,9 @@ def branch_events(
         raise IllegalAction("no_such_seat", f"Seats are numbered 0 to {players - 1}.")
     resampled_seat = seat if sealed and seat is not None else resample_for
     data: dict[str, Any] = {
-        "source": prefix[0]["game_id"],
+        "source": first["game_id"],
         "at": at,
-        "source_hash": prefix[-1]["hash"],
+        "source_hash": fetch(at)["hash"],
         "reseed": reseeded,
         "resampled_seat": resampled_seat,
         "source_finished": source_finished,
@@ -188,9 +243,8 @@ def branch_events(
     secret: dict[str, Any] = {"visible_to": [], "sandbox_token_hash": sandbox_token_hash}
     if reseeded:
         secret["seed"] = new_seed
-    events = [NewEvent(type="branched_from", data=data, actor={"system": "branch"}, secret=secret)]
-    events.extend(NewEvent.copy_of(envelope) for envelope in prefix)
-    return BranchPlan(events, reseeded, resampled_seat, sealed)
+    marker = NewEvent(type="branched_from", data=data, actor={"system": "branch"}, secret=secret)
+    return BranchPlan(marker, str(first["game_id"]), at, reseeded, resampled_seat, sealed)
 
 
 def sealed_secret(meta: dict[str, Any], seq: int) -> bool:

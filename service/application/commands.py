@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from events.envelope import Envelope, NewEvent
-from events.store import AppendResult, ConcurrencyConflict
+from events.store import Appended, AppendResult, ConcurrencyConflict
 from projections.fold import (
     STEP_TYPES,
     Game,
@@ -547,7 +547,7 @@ def _replayed(
 def append(
     services: Services,
     game_id: str,
-    events: Sequence[NewEvent],
+    events: Sequence[Appended],
     expected_version: int,
     idempotency_key: str | None = None,
     *,
@@ -572,6 +572,7 @@ def append(
         game is not None
         and new_state is not None
         and len(events) == 1
+        and isinstance(events[0], NewEvent)
         and events[0].type in STEP_TYPES
         and hasattr(jobs, "due_after")
     ):

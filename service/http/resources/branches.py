@@ -12,8 +12,9 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from flask.blueprints import BlueprintSetupState
 from marshmallow import RAISE, Schema, fields, validate
 
+from events.envelope import Envelope
 from projections.fold import Game
-from projections.history import branch_events
+from projections.history import plan_branch
 from projections.readmodels.branch_list import BranchList, RedisBranchList, SQLiteBranchList
 from service.application import commands
 from service.application.auth import (
@@ -167,8 +168,14 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
     if asker.seat is not None and not ended:
         viewpoint = asker.seat
     token = new_token()
-    plan = branch_events(
-        found.store.read(game_id, after=0, limit=at),
+
+    def fetch(seq: int) -> Envelope:
+        # The header and event ``at`` only: the branch keeps the rest by reference.
+        return found.store.read(game_id, after=seq - 1, limit=1)[0]
+
+    plan = plan_branch(
+        fetch,
+        at,
         at,
         new_seed=secrets.token_hex(32),
         sandbox_token_hash=token_hash(token),
@@ -190,7 +197,7 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
     }
     # Listed first: if the append fails, listing skips a branch that never came to be.
     branch_list().add(game_id, entry)
-    result = commands.append(found, branch_id, plan.events, 0)
+    result = commands.append(found, branch_id, plan.stored, 0)
     payload = {
         **{name: entry[name] for name in ("id", "at", "reseeded", "redrawn_for_seat")},
         "version": result.version,
