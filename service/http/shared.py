@@ -30,6 +30,7 @@ from service.application.auth import (
     token_hash,
 )
 from service.application.live_status import public_status
+from service.application.owners import Owner, owner_for
 from service.application.services import Services
 from service.http.errors import ApiError
 from service.http.json_input import MalformedJson
@@ -375,3 +376,10 @@ def client_address(remote_addr: str | None) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, 64), strict=False))
     return str(address)
+
+
+def request_owner(viewer: Viewer) -> Owner:
+    """Whom what this request starts (a bot game, an analysis) is charged to: the admin, else
+    the client's address (service.application.owners; a client application's key takes the
+    address's place once applications exist)."""
+    return owner_for(admin=viewer.admin, address=client_address(request.remote_addr))

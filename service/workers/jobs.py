@@ -56,6 +56,7 @@ from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service.application import analyses, bots, commands
 from service.application import webhooks as notifications
+from service.application.bot_games import BotGameStore, open_bot_game_store
 from service.application.bot_seats import due_bot_seat
 from service.application.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
 from service.application.services import Progress
@@ -161,6 +162,9 @@ class JobSettings:
     #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
     #: without a token, one client address).
     analyses_per_requester: int = 2
+    #: MEEPLE_ANALYSES_PER_OWNER: analyses queued or running at once for one owner (a client
+    #: address, whatever tokens it sends: tokens are free); the admin excepted.
+    analyses_per_owner: int = 4
     #: MEEPLE_ANALYSES_TOTAL: analyses queued or running at once in the whole service.
     analyses_total: int = 16
     #: MEEPLE_ANALYSIS_TTL: seconds an analysis (and its result) is kept after it is asked for.
@@ -494,6 +498,7 @@ class Jobs:
         #: The live streams of this process: one feed per streamed game, and the caps.
         self.streams = self.stream_hub()
         self._analyses: analyses.AnalysisStore | None = None
+        self._bot_games: BotGameStore | None = None
         self._analyses_lock = threading.Lock()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
@@ -617,6 +622,16 @@ class Jobs:
                 self._analyses = analyses.open_analysis_store(config.store_url, config.redis_url)
             return self._analyses
 
+    @property
+    def bot_games(self) -> BotGameStore:
+        """The bot games, their owners and pauses (service.application.bot_games), beside the
+        job state; opened on first use."""
+        with self._analyses_lock:
+            if self._bot_games is None:
+                config = self.services.config
+                self._bot_games = open_bot_game_store(config.store_url, config.redis_url)
+            return self._bot_games
+
     def enqueue_analysis(self, analysis_id: str, run: int) -> None:
         """Run run number ``run`` of an analysis, on the analyses' own queue."""
         job_id = analysis_job_id(analysis_id, run)
@@ -698,6 +713,8 @@ class Jobs:
         with self._analyses_lock:
             if self._analyses is not None:
                 self._analyses.close()
+            if self._bot_games is not None:
+                self._bot_games.close()
 
 
 class InProcessJobs(Jobs):
