@@ -1,9 +1,15 @@
-"""Fair shares through the HTTP API, jobs in-process (docs/operations.md, "Fair shares"): bot
-games and analyses are capped per owner (the client address, whatever tokens it holds) as well
-as in all."""
+"""Fair shares through the HTTP API, jobs in-process (docs/operations.md, "Fair shares"): one
+owner's many bot games never make another owner's bot turn wait behind them; bot games and
+analyses are capped per owner (the client address, whatever tokens it holds) as well as in all.
+
+Which job runs when is recorded (the job functions are wrapped, and held where a test needs
+them held), never timed."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,8 +18,11 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from service.application import bots
 from service.bootstrap import Services
 from service.config import Config, load_config
+from service.workers import jobs
+from service.workers.jobs import JobSettings, make_jobs
 from tests.api.conftest import ADMIN_KEY, bearer, settle
 from tests.api.test_analyses import Gate, gate
 
@@ -52,6 +61,86 @@ def created(client: FlaskClient, address: str, players: list[Any]) -> str:
     response = post_game(client, address, players)
     assert response.status_code == 201, response.json
     return str(response.json["id"])
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Wait until ``check()`` holds (a job does it in its own time); fail past ``timeout``,
+    which is no verdict on speed: the jobs get there in milliseconds unless they never do."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+class Turns:
+    """Stands in for the bot-turn job: records which game's turn starts, holds every turn
+    that starts while ``hold_all`` is set until ``opened`` is, then plays it as the job does."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.hold_all = threading.Event()
+        self.opened = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, services: Services, game_id: str, version: int) -> str:
+        with self._lock:
+            self.started.append(game_id)
+        if self.hold_all.is_set():
+            assert self.opened.wait(60)
+        return bots.bot_turn(services, game_id, version)
+
+    def first_turns(self) -> list[str]:
+        """The games in the order their first turn started."""
+        with self._lock:
+            return list(dict.fromkeys(self.started))
+
+
+@pytest.fixture
+def turns(monkeypatch: pytest.MonkeyPatch) -> Iterator[Turns]:
+    recorded = Turns()
+    monkeypatch.setitem(jobs.JOB_FUNCTIONS, "bot_turn", recorded)
+    yield recorded
+    recorded.opened.set()
+
+
+def one_bot_process(services: Services) -> None:
+    """The runner again, with one child process for bots (one turn computes at a time)."""
+    services.jobs.close()
+    services.jobs = make_jobs(services, JobSettings(bot_processes=1))
+
+
+def test_one_owners_bot_games_do_not_make_another_owners_turn_wait_behind_them(
+    client: FlaskClient, services: Services, turns: Turns
+) -> None:
+    """Two bot processes: the first of a's five all-bot games thinks (held); its others wait,
+    as a has a turn running already (MEEPLE_BOT_TURNS_PER_OWNER, 1), so b's turn takes the
+    other process at once. First come, first served, a's second game took it."""
+    services.config = replace(services.config, max_bot_games_per_owner=5)
+    turns.hold_all.set()
+    games_of_a = [created(client, A, BOTS_ONLY) for _ in range(5)]
+    game_of_b = created(client, B, BOTS_ONLY)
+    wait_for(lambda: game_of_b in turns.started, "b's bot turn never started")
+    assert turns.started == [games_of_a[0], game_of_b]
+    turns.opened.set()
+    settle(services)
+
+
+def test_with_one_bot_process_the_next_turn_is_another_owners(
+    client: FlaskClient, services: Services, turns: Turns
+) -> None:
+    """One process: while a's first turn thinks, a's four other games and then b's queue up;
+    the next to run is b's (it waited for the turn running, not behind a's queue), then a's
+    other games take their turns."""
+    one_bot_process(services)
+    services.config = replace(services.config, max_bot_games_per_owner=5)
+    turns.hold_all.set()
+    games_of_a = [created(client, A, BOTS_ONLY) for _ in range(5)]
+    wait_for(lambda: turns.started == games_of_a[:1], "a's first turn never started")
+    game_of_b = created(client, B, BOTS_ONLY)
+    turns.hold_all.clear()
+    turns.opened.set()
+    settle(services)
+    assert turns.first_turns() == [games_of_a[0], game_of_b, *games_of_a[1:]]
 
 
 def test_the_per_owner_cap_on_bot_games_refuses_one_owner_while_another_succeeds(

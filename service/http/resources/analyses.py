@@ -257,10 +257,10 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         (``MEEPLE_ANALYSES_PER_GAME``), per token or address
         (``MEEPLE_ANALYSES_PER_REQUESTER``), per owner, the client address whatever tokens
         it sends (``MEEPLE_ANALYSES_PER_OWNER``; not for the admin), and in all
-        (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``. While
-        it waits for a worker, ``queue_position`` says its place in the queue; with no worker
-        taking analyses at all (a Redis deployment without an analyses worker), 503
-        ``no_analysis_worker``.
+        (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``. Queued
+        analyses are taken round-robin across owners. While it waits for a worker,
+        ``queue_position`` says its place in the queue; with no worker taking analyses at all
+        (a Redis deployment without an analyses worker), 503 ``no_analysis_worker``.
       security: [{}, {seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
