@@ -1,5 +1,6 @@
 """Bot games and their owners: which unfinished games have bots, whose they are and whether they
-are paused; the caps on them, per owner and in all (docs/operations.md, "Fair shares").
+are paused; the caps on them, per owner and in all; and the pausing of a game of bots only that
+nobody attends (docs/operations.md, "Fair shares").
 
 A game becomes a *bot game* when it is created with a bot seat or an open seat is given to a
 bot (``service.application.lobby``); whoever made it one is its owner
@@ -7,8 +8,15 @@ bot (``service.application.lobby``); whoever made it one is its owner
 ``MEEPLE_MAX_BOT_GAMES_PER_OWNER`` for its owner and ``MEEPLE_MAX_BOT_GAMES`` in all
 (``admit``, atomically: a burst of requests cannot pass a cap together); the admin's count
 under neither and are never refused. It stops counting when it ends (the append that ends it
-says so: ``service.application.commands.append``) or pauses (a paused game counts for
-nobody until it is admitted again, under the same caps).
+says so: ``service.application.commands.append``) or pauses.
+
+**Pausing.** A game of bots only (no seat a person plays) whose bot turn falls due when nobody
+has read it (any ``GET`` of the game or under it) for ``MEEPLE_BOT_GAME_IDLE`` seconds and no
+live stream of it is open pauses: the turn is not played, its due mark is cleared, and the
+game no longer counts under the caps. The next read or stream of it resumes it if its owner's
+caps (and the service's) have room then: its due turn is queued again. One that finds no room
+stays paused; a later read tries again. So a forgotten bot game holds no place and no compute,
+and nobody can hold more live bot games than the caps by letting some pause and waking them.
 
 The records live where the job state does (Redis with ``MEEPLE_REDIS_URL``, else the SQLite
 file beside the event store): operational data, never the game's log, which holds no address.
@@ -27,14 +35,18 @@ from typing import Any
 import redis
 
 from events.sqlite_pool import SQLitePool
+from projections.fold import Game
 from service.application.commands import CapReached
 from service.application.job_state import job_state_location
-from service.application.owners import Owner, unowned
+from service.application.owners import ADMIN, Owner, unowned
 
 Record = dict[str, Any]
 
 #: Seconds a client is told to wait when a cap on bot games is reached.
 CAP_RETRY_AFTER = 60
+#: Seconds between two writes of one game's attendance by one process, at most (a quarter
+#: of MEEPLE_BOT_GAME_IDLE when that is shorter).
+ATTEND_EVERY = 30.0
 
 
 def clock() -> float:
@@ -398,3 +410,86 @@ def admit(services: Any, game_id: str, owner: Owner) -> None:
 def let_go(services: Any, game_id: str) -> None:
     """The game counts no more (it ended, or the request that made it a bot game failed)."""
     services.jobs.bot_games.finish(game_id)
+
+
+# -- pausing ---------------------------------------------------------------------------------
+
+
+def bots_only(game: Game) -> bool:
+    """Whether every seat of the game is a bot's (nobody plays against them)."""
+    return all(game.bot_of(seat) for seat in range(len(game.meta["players"])))
+
+
+def _watched(services: Any, game_id: str) -> bool:
+    """Whether a live stream of the game is open (in any process, on Redis)."""
+    streams = getattr(services.jobs, "streams", None)
+    return streams is not None and streams.slots.count("game", game_id) > 0
+
+
+def pauses(services: Any, game: Game, version: int) -> bool:
+    """Whether the bot turn due after ``version`` pauses its game instead of being played: a
+    game of bots only, paused already or not attended for ``MEEPLE_BOT_GAME_IDLE`` seconds
+    with no stream open (0: never)."""
+    idle = float(services.jobs.settings.bot_game_idle)
+    if idle <= 0 or not bots_only(game):
+        return False
+    store: BotGameStore = services.jobs.bot_games
+    game_id = str(game.meta["game_id"])
+    now = clock()
+    record = store.get(game_id)
+    if record is None:
+        # A game from before owners were recorded: counted from now on, under its own name.
+        store.admit(game_id, unowned(game_id).key, None, now)
+        return False
+    if record["paused"]:
+        return True
+    if _watched(services, game_id):
+        return False
+    return store.pause(game_id, version, now - idle)
+
+
+class _Attended:
+    """When this process last wrote each game's attendance (the latest few thousand)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at: OrderedDict[str, float] = OrderedDict()
+
+    def due(self, game_id: str, now: float, every: float) -> bool:
+        with self._lock:
+            last = self._at.get(game_id)
+            if last is not None and 0 <= now - last < every:
+                return False
+            self._at[game_id] = now
+            self._at.move_to_end(game_id)
+            while len(self._at) > 4096:
+                self._at.popitem(last=False)
+            return True
+
+
+_ATTENDED = _Attended()
+
+
+def attend(services: Any, game_id: str) -> bool:
+    """A request read or streamed the game: a game of bots only is attended now (written at
+    most every ``ATTEND_EVERY`` seconds per process), and a paused one resumes if its owner's
+    caps have room (its due bot turn is queued again). Whether it resumed."""
+    game = services.folder.cached(game_id)  # the request just read it
+    if game is None or not bots_only(game):
+        return False  # nearly every game: nothing more to ask
+    idle = float(services.jobs.settings.bot_game_idle)
+    if idle <= 0:
+        return False
+    now = clock()
+    if not _ATTENDED.due(game_id, now, min(ATTEND_EVERY, idle / 4)):
+        return False
+    store: BotGameStore = services.jobs.bot_games
+    record = store.touch(game_id, now)
+    if record is None or not record["paused"]:
+        return False
+    owner = Owner(record["owner"], capped=record["owner"] != ADMIN)
+    if _refusal(services, game_id, owner, now) is not None:
+        return False  # its owner (or the service) is at the cap: a later read tries again
+    latest = services.folder.load(game_id)
+    services.jobs.after_append(game_id, latest.version, game=latest)
+    return True

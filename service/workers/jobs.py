@@ -107,6 +107,10 @@ class JobSettings:
     #: the in-process runner's processes, or across every bots worker on RQ); the others
     #: wait their turn in the fair order (service.workers.fair).
     bot_turns_per_owner: int = 1
+    #: MEEPLE_BOT_GAME_IDLE: a game of bots only that nobody read or streamed for this many
+    #: seconds pauses at its next bot turn, until it is read again
+    #: (service.application.bot_games); 0 never pauses one.
+    bot_game_idle: float = 600.0
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.

@@ -1,6 +1,7 @@
 """Fair shares through the HTTP API, jobs in-process (docs/operations.md, "Fair shares"): one
 owner's many bot games never make another owner's bot turn wait behind them; bot games and
-analyses are capped per owner (the client address, whatever tokens it holds) as well as in all.
+analyses are capped per owner (the client address, whatever tokens it holds) as well as in all;
+and a game of bots only that nobody reads pauses, freeing its place, until a read resumes it.
 
 Which job runs when is recorded (the job functions are wrapped, and held where a test needs
 them held), never timed."""
@@ -18,7 +19,7 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from service.application import bots
+from service.application import bot_games, bots
 from service.bootstrap import Services
 from service.config import Config, load_config
 from service.workers import jobs
@@ -226,3 +227,75 @@ def test_fresh_tokens_from_one_address_cannot_take_more_analyses_than_its_owner_
     assert theirs.status_code == 202, theirs.json
     gate.opened.set()
     settle(services)
+
+
+def test_a_game_of_bots_only_that_nobody_reads_pauses_and_a_read_resumes_it(
+    client: FlaskClient,
+    services: Services,
+    turns: Turns,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nobody reads a's all-bot game for longer than MEEPLE_BOT_GAME_IDLE: its turn pauses it,
+    and it counts no more (a, capped at one, starts another). A read while a is at its cap
+    leaves it paused; once a has room, a read resumes it and it plays to its end."""
+    services.config = replace(services.config, max_bot_games_per_owner=1)
+    services.jobs.settings = replace(services.jobs.settings, bot_game_idle=60.0)
+    now = [1000.0]
+    monkeypatch.setattr(bot_games, "clock", lambda: now[0])
+    store = services.jobs.bot_games
+    turns.hold_all.set()
+    forgotten = created(client, A, BOTS_ONLY)
+    wait_for(lambda: turns.started == [forgotten], "its first turn never started")
+    now[0] = 2000.0  # nobody read it meanwhile
+    turns.hold_all.clear()
+    turns.opened.set()
+    settle(services)
+    record = store.get(forgotten)
+    assert record is not None and record["paused"]
+    assert services.store.version(forgotten) == 1  # its bots never played
+    turns.opened.clear()
+    turns.hold_all.set()
+    another = created(client, A, BOTS_ONLY)  # a's place is free: the paused game holds none
+    wait_for(lambda: another in turns.started, "the other game's turn never started")
+    assert client.get(f"/games/{forgotten}").status_code == 200
+    record = store.get(forgotten)
+    assert record is not None and record["paused"]  # a has no room: it stays paused
+    turns.hold_all.clear()
+    turns.opened.set()
+    settle(services)
+    assert client.get(f"/games/{another}").json["status"]["finished"]
+    now[0] = 2100.0
+    assert client.get(f"/games/{forgotten}").status_code == 200
+    settle(services)
+    assert store.get(forgotten) is None  # resumed, played to its end and forgotten
+    assert client.get(f"/games/{forgotten}").json["status"]["finished"]
+
+
+def test_an_open_stream_keeps_a_game_of_bots_only_playing_and_a_person_keeps_any(
+    client: FlaskClient,
+    services: Services,
+    turns: Turns,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    services.jobs.settings = replace(services.jobs.settings, bot_game_idle=60.0)
+    now = [1000.0]
+    monkeypatch.setattr(bot_games, "clock", lambda: now[0])
+    turns.hold_all.set()  # its first turn waits while the rule is asked by hand
+    watched = created(client, A, BOTS_ONLY)
+    with_a_person = created(client, A, AGAINST_A_PERSON)
+    game, theirs = services.folder.load(watched), services.folder.load(with_a_person)
+    stream = client.get(f"/games/{watched}/stream", buffered=False)
+    try:
+        assert services.jobs.streams.slots.count("game", watched) == 1
+        now[0] = 9000.0  # long after its last read (the stream's opening was one)
+        assert not bot_games.pauses(services, game, game.version)
+    finally:
+        stream.close()
+    assert services.jobs.streams.slots.count("game", watched) == 0
+    # A game a person plays in never pauses, however long nobody reads it.
+    assert not bot_games.pauses(services, theirs, theirs.version)
+    assert bot_games.pauses(services, game, game.version)
+    turns.hold_all.clear()
+    turns.opened.set()
+    settle(services)
+    assert services.store.version(watched) == game.version  # paused before its first turn
