@@ -13,6 +13,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
+from service.http.attention import install_attention
 from service.http.errors import register_error_handlers
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
@@ -66,6 +67,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     install_rate_limits(app, config)
     install_storage_quotas(app, services)
     install_read_cache(app)
+    install_attention(app)
     app.after_request(allow_browser_clients)
     # Heard from the start, every process's appends tell this one which of its cached games
     # are current (commands.load_for_action: an action on one needs no read first).

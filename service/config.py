@@ -104,9 +104,13 @@ class Config:
     #: MEEPLE_MAX_OPEN_GAMES: games waiting for players at once; past it a new game with an
     #: open seat gets 429 ``too_many_open_games`` (the admin key excepted).
     max_open_games: int = 1000
-    #: MEEPLE_MAX_BOT_GAMES: unfinished games with a bot seat at once; past it a new game
-    #: with a bot seat gets 429 ``too_many_bot_games`` (the admin key excepted).
+    #: MEEPLE_MAX_BOT_GAMES: unfinished games with a bot seat at once (paused ones aside);
+    #: past it a new game with a bot seat gets 429 ``too_many_bot_games`` (the admin key
+    #: excepted).
     max_bot_games: int = 200
+    #: MEEPLE_MAX_BOT_GAMES_PER_OWNER: the same, for one owner (a client address): no owner
+    #: can fill the service-wide cap (service.application.bot_games).
+    max_bot_games_per_owner: int = 10
 
 
 _ENV_NAMES = {
@@ -145,6 +149,7 @@ _ENV_NAMES = {
     "rate_limit_invalid_tokens": "MEEPLE_RATE_LIMIT_INVALID_TOKENS",
     "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
+    "max_bot_games_per_owner": "MEEPLE_MAX_BOT_GAMES_PER_OWNER",
 }
 
 #: The settings of each owner's storage quota (service.application.quotas.Quota's order).
@@ -172,6 +177,7 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "waits_per_address",
     "max_open_games",
     "max_bot_games",
+    "max_bot_games_per_owner",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -238,6 +244,7 @@ def _check(config: Config) -> None:
     for name in (
         "max_open_games",
         "max_bot_games",
+        "max_bot_games_per_owner",
         "undo_allowance",
         "undo_allowance_per_step",
         *STORAGE_QUOTAS,

@@ -40,11 +40,13 @@ PROGRESS_EVERY = 0.5
 
 @dataclass(frozen=True)
 class Caps:
-    """How many unfinished analyses one game, one requester and the service may have."""
+    """How many unfinished analyses one game, one requester (a token), one owner (a client
+    address: service.application.owners) and the service may have."""
 
     per_game: int
     per_requester: int
     total: int
+    per_owner: int | None = None
 
 
 def analysis_id(game_id: str, at: int, seat: int, playouts: int, seconds: float | None,

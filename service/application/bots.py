@@ -7,6 +7,9 @@ pending, no seat open, a bot seat in ``to_act``), the jobs queue ``bot_turn(game
 on its own queue (``bots``, served after automatic steps; ``service.workers.jobs.Due.bot``), marked
 due first as a step is, so a lost job is played by the sweep.
 
+A game of bots only that nobody has read or streamed for ``MEEPLE_BOT_GAME_IDLE`` seconds is
+not played on: its turn pauses it (``bot_games.pauses``) until a read resumes it.
+
 ``bot_turn`` plays exactly once per version: it appends at the expected version with an
 idempotency key derived from ``(game_id, version)``, as ``system_step`` does, so a second run
 replays or meets a conflict and appends nothing. Its choice is deterministic: the agent's
@@ -34,7 +37,7 @@ from projections.agents import Budget, make_agent
 from projections.fold import Game, copy_state, decide_action
 from projections.rng import derive_rng
 from projections.ruleset import IllegalAction, Ruleset, from_reference, ruleset_reference
-from service.application import commands
+from service.application import bot_games, commands
 from service.application.bot_seats import DEFAULT_PLAYOUTS, due_bot_seat
 from service.application.services import ComputeClosed, ComputeFailed
 
@@ -125,6 +128,11 @@ def bot_turn(services: Any, game_id: str, version: int) -> str:
     if seat is None:
         state.clear_due(game_id, version)
         return "nothing_due"
+    if bot_games.pauses(services, game, version):
+        # Nobody attends this game of bots: it holds no compute and no place under the caps
+        # until someone reads it again (which queues this turn anew).
+        state.clear_due(game_id, version)
+        return "paused"
     bot = game.bot_of(seat) or {}
     seconds = float(services.jobs.settings.bot_max_seconds)
     try:

@@ -195,10 +195,12 @@ def create_game(
     options: Mapping[str, Any] | None = None,
     seed: str | None = None,
     sandbox: bool = False,
+    game_id: str | None = None,
 ) -> CreatedGame:
     """Append a new game's ``game_created``; each player's seat gets a fresh token shown only
     here. A seat may instead be ``{"open": True}`` (joined later: service.http.resources.lobby) or
-    ``{"bot": {...}, "name": ...}`` (played by a bot: service.application.bots)."""
+    ``{"bot": {...}, "name": ...}`` (played by a bot: service.application.bots). ``game_id``:
+    the id it is to have (one the caller counted under a cap first), else a new one."""
     try:
         ruleset = get_ruleset(ruleset_id)
     except KeyError:
@@ -245,11 +247,14 @@ def create_game(
         seat_token_hashes=[token_hash(token) if token else "" for token in tokens],
         lobby=lobby,
     )
+    chosen = game_id
     while True:
-        game_id = uuid.uuid4().hex
+        game_id = chosen or uuid.uuid4().hex
         try:
             result = append(services, game_id, [event], expected_version=0)
         except ConcurrencyConflict:  # pragma: no cover - a 122-bit collision
+            if chosen is not None:
+                raise
             continue
         break
     tickets = [
@@ -566,6 +571,7 @@ def append(
     """
     jobs = services.jobs
     due = None
+    ends_bot_game = False
     then: list[Any] = []
     writes: list[Any] | Callable[[list[Envelope]], list[Any]] = []
     if (
@@ -576,7 +582,9 @@ def append(
         and events[0].type in STEP_TYPES
         and hasattr(jobs, "due_after")
     ):
-        awaiting = bool(game.ruleset.status(new_state).get("awaiting_system"))
+        status = game.ruleset.status(new_state)
+        awaiting = bool(status.get("awaiting_system"))
+        ends_bot_game = bool(status.get("finished")) and any(game.meta.get("bots") or ())
         bot = not awaiting and due_bot_seat(game, new_state) is not None
         due = jobs.due_after(game_id, expected_version + 1, awaiting, bot, take_next_step)
         then = jobs.side_writes(due)
@@ -618,6 +626,9 @@ def append(
         streams = getattr(jobs, "streams", None)
         if streams is not None and not result.replayed:
             streams.note_appended(game_id, result.version)
+        if ends_bot_game and not result.replayed and hasattr(jobs, "bot_games"):
+            # It counts under the bot-game caps no more (service.application.bot_games).
+            jobs.bot_games.finish(game_id)
     except Exception:
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)

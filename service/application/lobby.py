@@ -26,16 +26,19 @@ are all played by its one token, so it has no lobby (409 ``seats_fixed``).
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from events.envelope import NewEvent
 from events.store import ConcurrencyConflict
 from projections.fold import Game
-from service.application import commands
+from service.application import bot_games, commands
 from service.application.auth import Viewer, new_token, token_hash
 from service.application.bot_seats import bot_name
 from service.application.commands import CapReached, CommandError
+from service.application.owners import Owner, owner_for
 from service.application.services import Services
 
 
@@ -107,11 +110,22 @@ def leave(found: Services, game_id: str, seat: int) -> SeatChange:
 
 
 def seat_bot(
-    found: Services, game_id: str, seat: int, bot: dict[str, Any], by: Viewer
+    found: Services,
+    game_id: str,
+    seat: int,
+    bot: dict[str, Any],
+    by: Viewer,
+    owner: Owner | None = None,
 ) -> SeatChange:
-    """Give open ``seat`` to a bot."""
+    """Give open ``seat`` to a bot. A game's first bot makes it a bot game of ``owner``'s
+    (whoever gives the seat: the admin when None), counted under its caps first (429
+    ``too_many_bot_games``) and let go again if the seat is not given after all."""
     name = bot_name(bot)
     actor = {"seat": by.seat} if by.seat is not None else {"system": "admin"}
+    counted = False
+    if not any(commands.load_game(found, game_id).meta.get("bots") or ()):
+        bot_games.admit(found, game_id, owner or owner_for(admin=True, address=""))
+        counted = True
 
     def decide(game: Game) -> NewEvent:
         _seat_exists(game, seat)
@@ -123,7 +137,12 @@ def seat_bot(
         _before_start(game, seat)
         return seat_event(seat, "bot_seated", actor, name=name, bot=bot)
 
-    version = _append(found, game_id, decide)
+    try:
+        version = _append(found, game_id, decide)
+    except BaseException:
+        if counted and not any(commands.load_game(found, game_id).meta.get("bots") or ()):
+            bot_games.let_go(found, game_id)
+        raise
     return SeatChange(seat, name, version, bot=bot)
 
 
@@ -208,31 +227,46 @@ def _held(game: Game, seat: int) -> None:
         raise CommandError("seat_is_bot", f"Seat {seat} is played by a bot, which has no token.")
 
 
-#: Seconds a client is told to wait when a cap on lobbies or bot games is reached.
+#: Seconds a client is told to wait when a cap on lobbies is reached.
 CAP_RETRY_AFTER = 60
 
 
 def check_caps(found: Services, seats: list[Any]) -> None:
-    """Refuse a new game with an open seat past ``MEEPLE_MAX_OPEN_GAMES`` waiting games, or
-    with a bot seat past ``MEEPLE_MAX_BOT_GAMES`` unfinished ones: anonymous clients
-    may start these, so how many there are at once is bounded (``CapReached``). Counted in
-    the game index, a moment behind the log."""
-    opened = any(isinstance(seat, dict) and seat.get("open") for seat in seats)
-    botted = any(isinstance(seat, dict) and seat.get("bot") for seat in seats)
-    if not opened and not botted:
+    """Refuse a new game with an open seat past ``MEEPLE_MAX_OPEN_GAMES`` waiting games:
+    anonymous clients may start these, so how many there are at once is bounded
+    (``CapReached``). Counted in the game index, a moment behind the log. (Games with bots
+    are counted per owner as well as in all, when they are made: ``create_game``,
+    ``seat_bot``.)"""
+    if not any(isinstance(seat, dict) and seat.get("open") for seat in seats):
         return
-    waiting, with_bots = found.game_index.count_lobbies()
-    config = found.config
-    if opened and waiting >= config.max_open_games:
+    waiting, _ = found.game_index.count_lobbies()
+    if waiting >= found.config.max_open_games:
         raise CapReached(
             "too_many_open_games",
             f"{waiting} games already wait for players; join one (GET /games?open=true) "
             "or name every player.",
             retry_after=CAP_RETRY_AFTER,
         )
-    if botted and with_bots >= config.max_bot_games:
-        raise CapReached(
-            "too_many_bot_games",
-            f"{with_bots} games with bots are under way; try again later.",
-            retry_after=CAP_RETRY_AFTER,
-        )
+
+
+def create_game(
+    found: Services,
+    ruleset_id: str,
+    players: Sequence[str | Mapping[str, Any]],
+    options: Mapping[str, Any] | None = None,
+    seed: str | None = None,
+    *,
+    owner: Owner,
+) -> commands.CreatedGame:
+    """``commands.create_game``, a game with a bot seat counted first under its owner's caps
+    on bot games (429 ``too_many_bot_games``: ``bot_games.admit``), and let go again if it
+    is not created after all (bad options)."""
+    if not any(isinstance(seat, Mapping) and seat.get("bot") for seat in players):
+        return commands.create_game(found, ruleset_id, players, options, seed)
+    game_id = uuid.uuid4().hex
+    bot_games.admit(found, game_id, owner)
+    try:
+        return commands.create_game(found, ruleset_id, players, options, seed, game_id=game_id)
+    except BaseException:
+        bot_games.let_go(found, game_id)
+        raise

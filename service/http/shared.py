@@ -23,6 +23,7 @@ from projections.fold import Game, RulesVersionMismatch
 from service.application import commands
 from service.application.auth import AuthError, Viewer, bearer_token, is_admin_token, resolve_viewer
 from service.application.live_status import public_status
+from service.application.owners import Owner, owner_for
 from service.application.services import Services
 from service.http import limits
 from service.http.errors import ApiError
@@ -364,3 +365,10 @@ def sealed_history(game: Game) -> ApiError:
         "still being played when it was made; only the admin may look there.",
         title="This part of the history is sealed",
     )
+
+
+def request_owner(viewer: Viewer) -> Owner:
+    """Whom what this request starts (a bot game, an analysis) is charged to: the admin, else
+    the client's address (service.application.owners; a client application's key takes the
+    address's place once applications exist)."""
+    return owner_for(admin=viewer.admin, address=limits.client_address(request.remote_addr))

@@ -56,6 +56,7 @@ from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
 from service.application import analyses, bots, commands
 from service.application import webhooks as notifications
+from service.application.bot_games import BotGameStore, open_bot_game_store
 from service.application.bot_seats import due_bot_seat
 from service.application.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
 from service.application.services import Progress
@@ -64,6 +65,7 @@ from service.live.hub import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, 
 from service.workers import compute
 from service.workers import delivery as webhook_delivery
 from service.workers.analyses import run_analysis
+from service.workers.fair import FairPool, RedisFairQueue, Share
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,11 @@ QUEUES = (STEPS_QUEUE, NOTIFICATIONS_QUEUE, BOTS_QUEUE)
 ANALYSES_QUEUE = "meeple-analyses"
 #: The statuses of an RQ job that has not started yet: one such is not enqueued again.
 WAITING = ("queued", "deferred", "scheduled")
+#: The jobs that compute, and their queues: they wait in a fair order, round-robin across
+#: their owners (service.workers.fair), not first come, first served.
+FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses"}
+#: Seconds a fair job's lease on its owner's place outlives the RQ job's timeout.
+FAIR_LEASE_MARGIN = 30.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,14 @@ class JobSettings:
     bot_processes: int = 2
     #: MEEPLE_BOT_MAX_SECONDS: a bot's search plays the best it found after this long.
     bot_max_seconds: float = 30.0
+    #: MEEPLE_BOT_TURNS_PER_OWNER: bot turns of one owner's games computing at once (in
+    #: the in-process runner's processes, or across every bots worker on RQ); the others
+    #: wait their turn in the fair order (service.workers.fair).
+    bot_turns_per_owner: int = 1
+    #: MEEPLE_BOT_GAME_IDLE: a game of bots only that nobody read or streamed for this many
+    #: seconds pauses at its next bot turn, until it is read again
+    #: (service.application.bot_games); 0 never pauses one.
+    bot_game_idle: float = 600.0
     #: MEEPLE_SWEEP_INTERVAL: seconds between two sweeps.
     sweep_interval: float = 2.0
     #: MEEPLE_STEP_GRACE: a step due longer than this is run by the sweep.
@@ -165,6 +180,12 @@ class JobSettings:
     #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
     #: without a token, one client address).
     analyses_per_requester: int = 2
+    #: MEEPLE_ANALYSES_PER_OWNER: analyses queued or running at once for one owner (a client
+    #: address, whatever tokens it sends: tokens are free); the admin excepted.
+    analyses_per_owner: int = 4
+    #: MEEPLE_ANALYSES_RUNNING_PER_OWNER: analyses of one owner searching at once; the others
+    #: wait their turn in the fair order (service.workers.fair).
+    analyses_running_per_owner: int = 1
     #: MEEPLE_ANALYSES_TOTAL: analyses queued or running at once in the whole service.
     analyses_total: int = 16
     #: MEEPLE_ANALYSIS_TTL: seconds an analysis (and its result) is kept after it is asked for.
@@ -447,14 +468,20 @@ def sweep(services: Any) -> dict[str, int]:
     times at once."""
     jobs: Jobs = services.jobs
     now = time.time()
-    steps = 0
+    steps = bot_turns = 0
     for game_id, version in jobs.state.due_since_before(now - jobs.settings.step_grace):
         try:
+            if jobs.bot_turn_waits(game_id, version):
+                # A bot's turn waiting for its fair turn (or running) is not lost: looked at
+                # again after another grace, so it never hides lost steps from the sweep.
+                jobs.state.clear_due(game_id, version)
+                jobs.state.mark_due(game_id, version, now)
+                continue
             outcome = system_step(services, game_id, version)
             if outcome.reason == "nothing_due":
                 # Marked due by a bot's turn rather than an automatic step
-                # (service.application.bots).
-                steps += bots.bot_turn(services, game_id, version) == "appended"
+                # (service.application.bots): queued again, to be played in its fair turn.
+                bot_turns += jobs.bot_turn_overdue(game_id, version)
             steps += outcome.appended
         except Exception:
             log.exception("sweep: the step of game %s after %s failed", game_id, version)
@@ -475,7 +502,20 @@ def sweep(services: Any) -> dict[str, int]:
     except Exception:
         log.exception("sweep: the read models could not catch up")
         read = 0
-    return {"steps": steps, "retries": retries, "read": read, "reminded": reminded}
+    return {
+        "steps": steps,
+        "bot_turns": bot_turns,
+        "retries": retries,
+        "read": read,
+        "reminded": reminded,
+    }
+
+
+def fair_turn(services: Any, queue: str) -> Any:
+    """Run the job the fair order says is next on ``queue`` (``bots`` or ``analyses``),
+    whichever job this one was queued with (an RQ job of those queues is a turn to take, not a
+    job of its own: service.workers.fair); what it answered."""
+    return services.jobs.take_fair_turn(queue)
 
 
 JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -485,6 +525,7 @@ JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "catch_up": catch_up,
     "analysis": run_analysis,
     "bot_turn": bots.bot_turn,
+    "fair_turn": fair_turn,
 }
 
 
@@ -501,6 +542,7 @@ class Jobs:
         #: The live streams of this process: one feed per streamed game, and the caps.
         self.streams = self.stream_hub()
         self._analyses: analyses.AnalysisStore | None = None
+        self._bot_games: BotGameStore | None = None
         self._analyses_lock = threading.Lock()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
@@ -624,6 +666,52 @@ class Jobs:
                 self._analyses = analyses.open_analysis_store(config.store_url, config.redis_url)
             return self._analyses
 
+    @property
+    def bot_games(self) -> BotGameStore:
+        """The bot games, their owners and pauses (service.application.bot_games), beside the
+        job state; opened on first use."""
+        with self._analyses_lock:
+            if self._bot_games is None:
+                config = self.services.config
+                self._bot_games = open_bot_game_store(config.store_url, config.redis_url)
+            return self._bot_games
+
+    def share_of(self, name: str, args: tuple[Any, ...]) -> Share:
+        """Whose compute a fair job is, and for which game: a bot turn's game's owner
+        (service.application.bot_games), an analysis's asker's (its record)."""
+        if name == "bot_turn":
+            game_id = str(args[0])
+            return Share(self.bot_games.owner_of(game_id), game_id)
+        analysis_id = str(args[0])
+        record = self.analyses.get(analysis_id, time.time())
+        if record is None:
+            return Share(f"analysis:{analysis_id}", analysis_id)
+        return Share(str(record.get("owner") or record["requester"]), str(record["game_id"]))
+
+    def per_owner(self, queue: str) -> int:
+        """How many of one owner's jobs of a fair queue may run at once."""
+        if queue == "bots":
+            return max(1, self.settings.bot_turns_per_owner)
+        return max(1, self.settings.analyses_running_per_owner)
+
+    def bot_turn_waits(self, game_id: str, version: int) -> bool:
+        """Whether the bot turn due after ``version`` waits for its fair turn or runs (so the
+        sweep leaves it be)."""
+        return False
+
+    def bot_turn_overdue(self, game_id: str, version: int) -> int:
+        """The sweep found a bot turn due too long, and neither waiting nor running (its job
+        was lost): marked due again and queued, to be played in its fair turn."""
+        self.state.mark_due(game_id, version, time.time())
+        self.enqueue(
+            "bot_turn",
+            game_id,
+            version,
+            job_id=bots.bot_turn_key(game_id, version),
+            queue="bots",
+        )
+        return 1
+
     def enqueue_analysis(self, analysis_id: str, run: int) -> None:
         """Run run number ``run`` of an analysis, on the analyses' own queue."""
         job_id = analysis_job_id(analysis_id, run)
@@ -705,17 +793,21 @@ class Jobs:
         with self._analyses_lock:
             if self._analyses is not None:
                 self._analyses.close()
+            if self._bot_games is not None:
+                self._bot_games.close()
 
 
 class InProcessJobs(Jobs):
     """Jobs on thread pools in this process (the embedded default).
 
-    Two pools, as RQ has two queues: automatic steps on one, notices, webhook deliveries and
-    read-model catch-up on the other, so a slow receiver never holds up a game's scoring.
+    Pools as RQ has queues: automatic steps on one, notices, webhook deliveries and
+    read-model catch-up on another, so a slow receiver never holds up a game's scoring.
     At most ``webhook_per_receiver`` deliveries to one receiver (address and port) are in
     flight; the others are put off (``receiver_slot``) instead of holding a thread, so a
     seat's webhooks at a receiver that never answers take at most that many of the
-    notification threads.
+    notification threads. Bot turns and analyses have a ``FairPool`` each, a thread per
+    child process: the next job is always the fair order's (service.workers.fair), with at
+    most ``bot_turns_per_owner`` (``analyses_running_per_owner``) of one owner's at once.
 
     A job id that is waiting in a pool is not queued again (one that is already running
     may be: it might have read the game just before the latest append). A sweeper thread
@@ -731,13 +823,14 @@ class InProcessJobs(Jobs):
             "notify": ThreadPoolExecutor(
                 max_workers=settings.notify_threads, thread_name_prefix="meeple-notify"
             ),
-            # These threads only wait: their jobs compute in child processes (``compute``).
-            "analyses": ThreadPoolExecutor(
-                max_workers=settings.analysis_processes, thread_name_prefix="meeple-analysis"
-            ),
-            "bots": ThreadPoolExecutor(
-                max_workers=settings.bot_processes, thread_name_prefix="meeple-bot"
-            ),
+        }
+        # These threads only wait: their jobs compute in child processes (``compute``).
+        self._fair_pools = {
+            queue: FairPool(queue, size, functools.partial(self.per_owner, queue))
+            for queue, size in (
+                ("bots", settings.bot_processes),
+                ("analyses", settings.analysis_processes),
+            )
         }
         #: The child processes bots and analyses compute in, started on first use.
         self.compute_pools = {
@@ -762,6 +855,9 @@ class InProcessJobs(Jobs):
         self, name: str, *args: Any, job_id: str | None = None, queue: str = "steps"
     ) -> None:
         function = JOB_FUNCTIONS[name]
+        if queue in self._fair_pools:
+            self._enqueue_fair(queue, name, function, args, job_id or uuid.uuid4().hex)
+            return
         pool = self._pools[queue]
         with self._changed:
             if self._closed or (job_id is not None and job_id in self._waiting):
@@ -774,6 +870,30 @@ class InProcessJobs(Jobs):
             pool.submit(self._run, function, args, job_id)
         except RuntimeError:  # the pool shut down between the check and the submit
             self._finished()
+
+    def _enqueue_fair(
+        self,
+        queue: str,
+        name: str,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        job_id: str,
+    ) -> None:
+        """Queue a bot turn or an analysis in its pool's fair order (a job id waiting there
+        already is not queued twice)."""
+        if self._closed:
+            return
+        share = self.share_of(name, args)
+        with self._changed:
+            if self._closed:
+                return
+            self._active += 1
+        run = functools.partial(self._run, function, args, None)
+        if not self._fair_pools[queue].submit(job_id, share, run):
+            self._finished()
+
+    def bot_turn_waits(self, game_id: str, version: int) -> bool:
+        return self._fair_pools["bots"].busy(bots.bot_turn_key(game_id, version))
 
     def compute(
         self,
@@ -859,6 +979,8 @@ class InProcessJobs(Jobs):
             return self._changed.wait_for(lambda: self._active == 0, timeout)
 
     def queue_position(self, queue: str, job_id: str) -> int | None:
+        if queue in self._fair_pools:
+            return self._fair_pools[queue].position(job_id)
         with self._changed:
             order = self._order.get(queue, [])
             return order.index(job_id) + 1 if job_id in order else None
@@ -897,6 +1019,9 @@ class InProcessJobs(Jobs):
         # The searches first: their threads end as soon as their children do.
         for computing in self.compute_pools.values():
             computing.close()
+        for fair in self._fair_pools.values():
+            for _ in fair.shutdown():
+                self._finished()
         for pool in self._pools.values():
             pool.shutdown(wait=True, cancel_futures=True)
         self._sweeper.join(timeout=30)
@@ -943,6 +1068,8 @@ return 1
             "analyses": Queue(ANALYSES_QUEUE, connection=self.connection),
             "bots": Queue(BOTS_QUEUE, connection=self.connection),
         }
+        #: The fair order of the bots' and analyses' jobs, shared by every process.
+        self.fair = {name: RedisFairQueue(self.connection, name) for name in ("bots", "analyses")}
         # The API follows the announcements from its start (service.app: they tell it which
         # cached games are current, commands.load_for_action); a worker never asks, and
         # hearing every append of every game would cost it for nothing.
@@ -958,9 +1085,16 @@ return 1
                 status = status.decode()
             if status in WAITING:
                 return
-        timeout = self.JOB_TIMEOUT
-        if queue == "analyses":  # a search stops by itself after its most seconds
-            timeout = max(timeout, math.ceil(self.settings.analysis_max_seconds) + 60)
+        if name in FAIR_JOBS:
+            # The job waits in the fair order; the RQ job is a turn to take its next job.
+            job_id = job_id or uuid.uuid4().hex
+            with self.connection.pipeline(transaction=False) as pipe:
+                # RQ's first (it opens the pipeline's transaction): both go in it together.
+                self._enqueue_turn(FAIR_JOBS[name], job_id, pipe)
+                for command in self._fair_push(name, args, job_id):
+                    pipe.execute_command(*command)
+                pipe.execute()
+            return
         self.queues[queue].enqueue(
             run_job,
             name,
@@ -968,8 +1102,60 @@ return 1
             job_id=job_id,
             result_ttl=self.RESULT_TTL,
             failure_ttl=self.FAILURE_TTL,
-            job_timeout=timeout,
+            job_timeout=self._timeout(queue),
         )
+
+    def _timeout(self, queue: str) -> int:
+        if queue == "analyses":  # a search stops by itself after its most seconds
+            return max(self.JOB_TIMEOUT, math.ceil(self.settings.analysis_max_seconds) + 60)
+        return self.JOB_TIMEOUT
+
+    def _fair_push(self, name: str, args: tuple[Any, ...], job_id: str) -> list[Command]:
+        """The commands that put a bot turn or an analysis in its fair order."""
+        job = {"name": name, "args": list(args)}
+        fair = self.fair[FAIR_JOBS[name]]
+        return fair.push_commands(job_id, self.share_of(name, args), job, time.time())
+
+    def _enqueue_turn(self, queue: str, job_id: str, pipeline: Any = None) -> None:
+        """An RQ job on ``queue`` that takes the fair order's next job there."""
+        self.queues[queue].enqueue(
+            run_job,
+            "fair_turn",
+            queue,
+            job_id=job_id,
+            result_ttl=self.RESULT_TTL,
+            failure_ttl=self.FAILURE_TTL,
+            job_timeout=self._timeout(queue),
+            pipeline=pipeline,
+        )
+
+    def take_fair_turn(self, queue: str) -> Any:
+        """Run the fair order's next job of ``queue`` here, under a lease on its owner's place
+        (beyond the RQ job's timeout: a worker that dies mid-job frees it then); what it
+        answered, or ``nothing_to_take`` when every waiting job's owner is at its limit (the
+        end of one of their running jobs takes the next turn). A job that ends with jobs left
+        waiting and too few turns queued for them queues one more."""
+        fair = self.fair[queue]
+        lease = self._timeout(queue) + FAIR_LEASE_MARGIN
+        taken = fair.pop(self.per_owner(queue), time.time(), lease)
+        if taken is None:
+            return "nothing_to_take"
+        try:
+            job = taken.item
+            return JOB_FUNCTIONS[str(job["name"])](self.services, *job["args"])
+        finally:
+            if fair.done(taken) and self.queues[queue].count < len(fair):
+                self._enqueue_turn(queue, f"fair_turn-{queue}-{uuid.uuid4().hex}")
+
+    def bot_turn_waits(self, game_id: str, version: int) -> bool:
+        """A bot turn that runs, or waits while its owner has a job running (whose end takes
+        the next turn); one that waits with nothing of its owner's running may have lost its
+        turn (a worker died): the sweep queues one."""
+        fair, job_id, now = self.fair["bots"], bots.bot_turn_key(game_id, version), time.time()
+        if fair.running(job_id, now):
+            return True
+        owner = fair.owner_of(job_id)
+        return owner is not None and fair.owner_running(owner, now) > 0
 
     def catch_up_due(self) -> bool:
         """At most one catch-up job per ``CATCH_UP_EVERY`` seconds from this process: under
@@ -1020,8 +1206,10 @@ return 1
             member = f"{due.game_id}:{due.version}"
             commands.append(("ZADD", RedisJobState.DUE_STEPS, "NX", repr(time.time()), member))
             job_id = bots.bot_turn_key(due.game_id, due.version)
+            # In the fair order, with a turn to take it (both skipped while one waits).
+            fair = self._fair_push("bot_turn", (due.game_id, due.version), job_id)
             commands += self._enqueue_once(
-                "bot_turn", due.game_id, due.version, job_id=job_id, queue="bots"
+                "fair_turn", "bots", job_id=job_id, queue="bots", first=fair
             )
         commands.append(("PUBLISH", appended_channel(due.game_id), str(due.version)))
         # Whether the game has webhooks (rare): its notice is enqueued after, if so.
@@ -1031,10 +1219,15 @@ return 1
         return commands
 
     def _enqueue_once(
-        self, name: str, *args: Any, job_id: str, queue: str = "steps"
+        self,
+        name: str,
+        *args: Any,
+        job_id: str,
+        queue: str = "steps",
+        first: list[Command] | None = None,
     ) -> list[Command]:
-        """The commands RQ sends to enqueue a job, behind a guard that skips them while a job
-        of that id waits (as ``enqueue`` checks)."""
+        """The commands RQ sends to enqueue a job (after ``first``), behind a guard that skips
+        them all while a job of that id waits (as ``enqueue`` checks)."""
         with self.connection.pipeline(transaction=False) as pipe:
             self.queues[queue].enqueue(
                 run_job,
@@ -1046,7 +1239,7 @@ return 1
                 job_timeout=self.JOB_TIMEOUT,
                 pipeline=pipe,
             )
-            enqueue: list[Command] = [tuple(args) for args, _ in pipe.command_stack]
+            enqueue: list[Command] = [*(first or []), *(tuple(a) for a, _ in pipe.command_stack)]
         guard = (SKIP_IF_FIELD_IN, f"rq:job:{job_id}", "status", len(enqueue), *WAITING)
         return [guard, *enqueue]
 
@@ -1101,7 +1294,7 @@ return 1
             busy = sum(
                 queue.count + StartedJobRegistry(queue=queue).count
                 for queue in self.queues.values()
-            )
+            ) + sum(len(fair) for fair in self.fair.values())
             if busy == 0:
                 return True
             if time.monotonic() > deadline:

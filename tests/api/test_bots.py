@@ -223,7 +223,7 @@ def test_a_bot_decides_on_its_information_set_alone(
     assert bots.choose(folded, 0) == bots.choose(other, 0)
 
 
-def test_a_lost_bot_turn_is_played_by_the_sweep(
+def test_a_lost_bot_turn_is_queued_again_by_the_sweep(
     client: FlaskClient, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dataclasses import replace
@@ -247,7 +247,9 @@ def test_a_lost_bot_turn_is_played_by_the_sweep(
     monkeypatch.setattr(services.jobs, "enqueue", enqueue)
     services.jobs.settings = replace(services.jobs.settings, step_grace=0.0)
     swept = jobs.sweep(services)
-    assert swept["steps"] >= 1
+    # Queued again rather than played in the sweep: it waits for its fair turn as any other.
+    assert swept["bot_turns"] >= 1
+    settle(services)
     moves = [e for e in services.store.read(game["id"]) if e["actor"].get("bot")]
     assert [(e["actor"], e["data"]["action"]["type"]) for e in moves] == [
         ({"seat": 0, "bot": "random"}, "bid")

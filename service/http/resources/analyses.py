@@ -19,7 +19,8 @@ streams that may read the analysis.
 
 Bounds: budgets are capped (``MEEPLE_ANALYSIS_MAX_PLAYOUTS``, ``MEEPLE_ANALYSIS_MAX_SECONDS``:
 every analysis stops after that long whatever it asked), unfinished analyses are capped per
-game, per requester (token, else address) and in total (429 ``too_many_analyses``), POST is
+game, per requester (token, else address), per owner (the address, whatever tokens it sends)
+and in total (429 ``too_many_analyses``), POST is
 rate-limited (``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after
 ``MEEPLE_ANALYSIS_TTL`` seconds. Records live where the job state does (Redis with
 ``MEEPLE_REDIS_URL``, else the SQLite file beside the event store).
@@ -50,7 +51,7 @@ from service.application.analyses import (
 from service.application.auth import AuthError, Viewer, bearer_token
 from service.http.errors import ApiError
 from service.http.limits import client_address, token_key
-from service.http.shared import authenticate, json_body
+from service.http.shared import authenticate, json_body, request_owner
 from service.http.shared import services as current_services
 
 log = logging.getLogger(__name__)
@@ -252,8 +253,10 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         it is done, 202 while it is queued or running; a cancelled or failed one, or one
         whose worker died, starts anew). Unfinished analyses are capped per game
         (``MEEPLE_ANALYSES_PER_GAME``), per token or address
-        (``MEEPLE_ANALYSES_PER_REQUESTER``) and in all (``MEEPLE_ANALYSES_TOTAL``): 429
-        ``too_many_analyses`` with ``Retry-After``. While it waits for a worker,
+        (``MEEPLE_ANALYSES_PER_REQUESTER``), per owner, the client address whatever tokens
+        it sends (``MEEPLE_ANALYSES_PER_OWNER``; not for the admin), and in all
+        (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``. Queued
+        analyses are taken round-robin across owners. While it waits for a worker,
         ``queue_position`` says its place in the queue; with no worker taking analyses at all
         (a Redis deployment without an analyses worker), 503 ``no_analysis_worker``.
       security: [{}, {seatToken: []}, {adminKey: []}]
@@ -329,8 +332,12 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         )
     seed = body.get("seed", DEFAULT_SEED)
     aid = analysis_id(game_id, at, seat, playouts, seconds, seed)
+    owner = request_owner(viewer)
     caps = Caps(
-        settings.analyses_per_game, settings.analyses_per_requester, settings.analyses_total
+        settings.analyses_per_game,
+        settings.analyses_per_requester,
+        settings.analyses_total,
+        settings.analyses_per_owner if owner.capped else None,
     )
     requester = _requester(viewer)
     now = time.time()
@@ -342,7 +349,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         lapsed = lapsed and record is not None and not unfinished_now(record, now)
         if record is not None and record["status"] not in ("cancelled", "failed") and not lapsed:
             return None  # the same request: share it
-        refusal = _over_cap(caps, game_id, requester, unfinished)
+        refusal = _over_cap(caps, game_id, requester, owner.key, unfinished)
         if refusal is not None:
             outcome["refusal"] = refusal
             return None
@@ -362,6 +369,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
             "result": None,
             "error": None,
             "requester": requester,
+            "owner": owner.key,
             "run": (record["run"] + 1) if record is not None else 1,
             "lease_until": now + settings.analysis_lease + settings.analysis_max_seconds,
             "expires_at": now + settings.analysis_ttl,
@@ -395,9 +403,19 @@ def _within(name: str, value: float, cap: float) -> None:
         )
 
 
-def _over_cap(caps: Caps, game_id: str, requester: str, unfinished: list[Record]) -> str | None:
+def _over_cap(
+    caps: Caps, game_id: str, requester: str, owner: str, unfinished: list[Record]
+) -> str | None:
     if sum(r["requester"] == requester for r in unfinished) >= caps.per_requester:
         return f"You have {caps.per_requester} analyses queued or running, the most allowed."
+    # Tokens are free: the address they come from is counted too (records from before owners
+    # were recorded count under their requester, an address where they had no token).
+    mine = sum(r.get("owner", r["requester"]) == owner for r in unfinished)
+    if caps.per_owner is not None and mine >= caps.per_owner:
+        return (
+            f"Your address has {caps.per_owner} analyses queued or running, whatever tokens "
+            "asked for them: the most one owner may have."
+        )
     if sum(r["game_id"] == game_id for r in unfinished) >= caps.per_game:
         return f"This game has {caps.per_game} analyses queued or running, the most allowed."
     if len(unfinished) >= caps.total:

@@ -35,6 +35,7 @@ from service.http.shared import (
     load_query,
     not_modified,
     prefer_wait,
+    request_owner,
     service_version,
     services,
     status_of,
@@ -213,8 +214,11 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         Each player's seat's bearer token is returned here once and never again (the service
         keeps only its hash). A seat may instead be left open (``{"open": true}``, joined
         later: the game waits for its players) or given to a bot (``{"bot": {"agent":
-        "mcts", "playouts": 100}}``); docs/api.md, "Lobby" and "Bots". A ``seed`` is
-        accepted only with the admin key.
+        "mcts", "playouts": 100}}``); docs/api.md, "Lobby" and "Bots". A game with a bot
+        counts against its owner's (the client address's) ``MEEPLE_MAX_BOT_GAMES_PER_OWNER``
+        and the service's ``MEEPLE_MAX_BOT_GAMES`` while it is under way: 429
+        ``too_many_bot_games``, whose ``detail`` says which (not for the admin). A ``seed``
+        is accepted only with the admin key.
       security: [{}, {adminKey: []}]
       requestBody:
         required: true
@@ -236,12 +240,17 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
     viewer = viewer_of(None)
     if "seed" in body:
         require_admin(viewer)
-    if not viewer.admin:
-        from service.application.lobby import check_caps
+    from service.application import lobby
 
-        check_caps(services(), body["players"])
-    created = commands.create_game(
-        services(), body["ruleset"], body["players"], body["options"], seed=body.get("seed")
+    if not viewer.admin:
+        lobby.check_caps(services(), body["players"])
+    created = lobby.create_game(
+        services(),
+        body["ruleset"],
+        body["players"],
+        body["options"],
+        seed=body.get("seed"),
+        owner=request_owner(viewer),
     )
     payload = {
         "id": created.game_id,

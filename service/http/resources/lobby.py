@@ -43,7 +43,7 @@ from service.application.lobby import (
 )
 from service.http.errors import ApiError
 from service.http.schemas import PLAYER_NAME
-from service.http.shared import authenticate, json_body, services
+from service.http.shared import authenticate, json_body, request_owner, services
 
 bp = Blueprint("lobby", __name__)
 
@@ -98,20 +98,14 @@ def _own_seat_or_admin(game_id: str, seat: int) -> tuple[Game, Viewer]:
     return game, viewer
 
 
-def _caps_before_change(
-    game: Game, viewer: Viewer, *, opens: bool = False, bot: Any = None
-) -> None:
-    """A game that a change makes wait for players (a seat left) or have a bot (a seat given
-    to one) counts against the service-wide caps as a new game would (``check_caps``); one
-    already counted (an open seat, a bot already seated) and the admin are not refused."""
+def _caps_before_change(game: Game, viewer: Viewer, *, opens: bool = False) -> None:
+    """A game that a change makes wait for players (a seat left) counts against the cap on
+    waiting games as a new game would (``check_caps``); one already counted (an open seat)
+    and the admin are not refused. (A seat given to a bot is counted by ``seat_bot``.)"""
     if viewer.admin:
         return
-    seats: list[Any] = []
     if opens and not game.open_seats:
-        seats.append({"open": True})
-    if bot is not None and not any(game.meta.get("bots") or []):
-        seats.append({"bot": bot})
-    check_caps(services(), seats)
+        check_caps(services(), [{"open": True}])
 
 
 def _seat_path(game: Game, seat: int) -> None:
@@ -254,8 +248,10 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
       description: >
         Any seat of the game (its token) or the admin may fill an open seat with a bot;
         a bot plays its turns in the background as soon as they are due (docs/api.md, "Bots").
-        A game's first bot counts against ``MEEPLE_MAX_BOT_GAMES`` as a new bot game would
-        (429 ``too_many_bot_games``; not for the admin).
+        A game's first bot makes it a bot game of whoever gives the seat (its client
+        address), counted against that owner's ``MEEPLE_MAX_BOT_GAMES_PER_OWNER`` and the
+        service's ``MEEPLE_MAX_BOT_GAMES`` as a new bot game would (429
+        ``too_many_bot_games``, whose ``detail`` says which; not for the admin).
       security: [{seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -276,8 +272,7 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
     _seat_path(game, seat)
     if not viewer.admin and viewer.seat is None:
         raise AuthError("missing_token", "Send a seat token of this game or the admin key.")
-    _caps_before_change(game, viewer, bot=bot)
-    seated = seat_bot(services(), game_id, seat, bot, viewer)
+    seated = seat_bot(services(), game_id, seat, bot, viewer, request_owner(viewer))
     return jsonify(_seat_answer(game_id, seated, "bot"))
 
 

@@ -1,0 +1,107 @@
+"""Fair shares on RQ (docs/operations.md, "Fair shares"): the bots' queue is served in the fair
+order kept in Redis, across every worker, whatever order the turns were queued in; one owner's
+turns never run more at once than its share; and a turn queued by an append's own script (the
+store and the queues on one Redis) takes its place in that order too. An RQ worker of this
+process runs the jobs in burst mode; the order they ran in is recorded, never timed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from service.app import create_app
+from service.application import bots
+from service.bootstrap import Services
+from service.workers import jobs as jobs_module
+from service.workers.jobs import JOB_FUNCTIONS, RQJobs, worker_class
+from tests.api.test_round_trips import redis_services
+
+#: The fixture: the store and the queues on two databases of one Redis, as compose deploys.
+__all__ = ["redis_services"]
+
+A, B = "203.0.113.7", "198.51.100.9"
+
+
+def work_the_bots_queue(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One RQ worker on the bots' queue, in this process, until the queue is empty."""
+    jobs: RQJobs = services.jobs
+    monkeypatch.setattr(jobs_module, "_process_services", services)
+    worker = worker_class()([jobs.queues["bots"]], connection=jobs.connection)
+    worker.clock = lambda: 1000.0
+    monkeypatch.setattr(worker, "subscribe", lambda: None)
+    worker.work(burst=True)
+
+
+def queue_turns(services: Services, games: dict[str, str]) -> None:
+    """A bot turn of each game (game id -> its owner), queued in this order."""
+    jobs: RQJobs = services.jobs
+    for game_id, owner in games.items():
+        jobs.bot_games.admit(game_id, owner, None, 1000.0)
+    for game_id in games:
+        jobs.enqueue("bot_turn", game_id, 1, job_id=bots.bot_turn_key(game_id, 1), queue="bots")
+
+
+def test_the_bots_queue_is_served_in_the_fair_order_not_the_order_turns_came_in(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[str] = []
+    monkeypatch.setitem(JOB_FUNCTIONS, "bot_turn", lambda services, game, version: ran.append(game))
+    owners = {f"a{n}": "address:a" for n in range(1, 5)} | {"b1": "address:b"}
+    queue_turns(redis_services, owners)
+    work_the_bots_queue(redis_services, monkeypatch)
+    assert ran == ["a1", "b1", "a2", "a3", "a4"]
+    assert len(redis_services.jobs.fair["bots"]) == 0
+
+
+def test_on_rq_no_more_of_one_owners_turns_run_at_once_than_its_share(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a1 runs, another worker taking a turn (here: a1 itself asks) finds a's other
+    games waiting for a's place, and b's game free to run."""
+    ran: list[str] = []
+    meanwhile: list[Any] = []
+
+    def turn(services: Services, game: str, version: int) -> None:
+        ran.append(game)
+        if game == "a1":
+            meanwhile.append(services.jobs.take_fair_turn("bots"))
+            meanwhile.append(services.jobs.take_fair_turn("bots"))
+
+    monkeypatch.setitem(JOB_FUNCTIONS, "bot_turn", turn)
+    queue_turns(redis_services, {"a1": "address:a", "a2": "address:a", "b1": "address:b"})
+    work_the_bots_queue(redis_services, monkeypatch)
+    assert meanwhile == [None, "nothing_to_take"]  # b1 ran (it answers None), a2 waited
+    assert ran == ["a1", "b1", "a2"]
+
+
+def test_a_turn_queued_by_an_appends_own_script_takes_its_fair_place(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """a's three games of bots and then b's, all queued before any worker runs: their first
+    turns run a, b, a, a; each turn's next one is queued by its append's own script."""
+    started: list[str] = []
+
+    def turn(services: Services, game: str, version: int) -> str:
+        started.append(game)
+        return bots.bot_turn(services, game, version)
+
+    monkeypatch.setitem(JOB_FUNCTIONS, "bot_turn", turn)
+    client: FlaskClient = create_app(services=redis_services).test_client()
+    bots_only = [{"bot": {"agent": "random"}}, {"bot": {"agent": "random"}}]
+
+    def game_of(address: str) -> str:
+        body = {"ruleset": "tally", "players": bots_only, "options": {"rounds": 1}}
+        response = client.post("/games", json=body, environ_base={"REMOTE_ADDR": address})
+        assert response.status_code == 201, response.json
+        return str(response.json["id"])
+
+    games_of_a = [game_of(A) for _ in range(3)]
+    game_of_b = game_of(B)
+    assert redis_services.jobs.clears_due_with_append  # the append's script queues the turns
+    work_the_bots_queue(redis_services, monkeypatch)
+    first_turns = list(dict.fromkeys(started))
+    assert first_turns == [games_of_a[0], game_of_b, games_of_a[1], games_of_a[2]]
+    # Each game's second bid was played too (then it waits for the automatic reveal).
+    assert sorted(started) == sorted([*games_of_a, game_of_b] * 2)
