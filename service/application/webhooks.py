@@ -220,12 +220,6 @@ class Destination:
     url: WebhookURL
     address: str
 
-    @property
-    def receiver(self) -> str:
-        """The endpoint deliveries go to, ``address:port`` (``[v6]:port``)."""
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"{host}:{self.url.port}"
-
 
 def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
     """Resolve the URL's host once and check every address it has; the destination to

@@ -197,3 +197,13 @@ def test_many_takers_at_once_never_exceed_the_cap(leases: Leases) -> None:
         thread.join()
     assert len(won) == OWNER[1]
     assert leases.held(OWNER[0], 10.0) == leases.held(RECEIVER[0], 10.0) == OWNER[1]
+
+
+@pytest.mark.parametrize(
+    "setting", ["webhook_per_owner", "webhook_per_receiver", "webhook_breaker_failures"]
+)
+def test_a_share_or_a_breaker_of_nothing_is_refused_at_start(setting: str) -> None:
+    from service.workers.jobs import JobSettings
+
+    with pytest.raises(ValueError, match=f"MEEPLE_{setting.upper()}"):
+        JobSettings(**{setting: 0})
