@@ -10,10 +10,16 @@ Records are plain dicts (JSON on disk):
 - a *due step* is ``(game_id, version, since)``: the game awaited an automatic step after
   event ``version`` from time ``since``; the sweeper runs steps left due too long;
 - a *webhook*: ``id, game_id, url, secret, events, owner ({"seat": n} | {"admin": true}),
-  created_at, cursor`` where ``cursor`` is the last version it was notified of;
-- a *delivery*: ``id, webhook_id, game_id, kind, seq, body, status (pending | delivered |
-  failed), attempts [{"at", "outcome", "status"}], next_attempt_at (also how long an attempt
-  in progress holds it: ``take_delivery``), created_at``;
+  lane, created_at, cursor`` where ``cursor`` is the last version it was notified of and
+  ``lane`` whose share of delivery it takes (``webhooks.owner_lane``: the client address that
+  registered it, or the admin; none on webhooks older than lanes);
+- a *delivery*: ``id, webhook_id, game_id, lane, receiver, kind, seq, body, status (pending |
+  delivered | failed), attempts [{"at", "outcome", "status"}], next_attempt_at (also how
+  long an attempt in progress holds it: ``take_delivery``), created_at``; the pending ones
+  are found by lane and receiver (``due_by_lane``), so each owner's are taken in turn and,
+  of an owner's, each receiver's;
+- a *receiver*'s circuit breaker (``webhook_lanes.Breaker``): ``failures, reason,
+  paused_until, probe_until``, kept while the receiver fails (``update_receiver``);
 - a *reminder*: ``game_id, webhook_id, seat, version, sent, due_at``: the webhook's seat was
   told ``your_turn`` after event ``version`` and has not acted; reminder number ``sent + 1``
   is due at ``due_at`` (``service.workers.jobs.sweep`` sends it, taking it first:
@@ -112,6 +118,28 @@ class JobState(ABC):
         """Pending deliveries whose next attempt was due before ``moment``, as
         (game_id, delivery_id)."""
 
+    @abstractmethod
+    def due_by_lane(
+        self, moment: float, per_receiver: int, lanes: list[str] | None = None
+    ) -> dict[str, dict[str, list[Record]]]:
+        """The pending deliveries due by ``moment``, by lane and in each lane by receiver
+        (``""``: a delivery from before receivers were kept), of every lane (of ``lanes``
+        only, when given): at most ``per_receiver`` of each receiver's, soonest due first;
+        lanes and receivers in the order their first delivery fell due."""
+
+    # -- receivers' circuit breakers ---------------------------------------------------------
+
+    @abstractmethod
+    def receivers(self, receivers: list[str]) -> dict[str, Record]:
+        """The breaker records of those receivers that have one."""
+
+    @abstractmethod
+    def update_receiver(
+        self, receiver: str, change: Callable[[Record | None], Record | None]
+    ) -> Record | None:
+        """Replace a receiver's record (None: none) by ``change(record)`` atomically (under
+        races ``change`` may be called again with the newer record); the record now."""
+
     # -- your_turn reminders ---------------------------------------------------------------
 
     @abstractmethod
@@ -176,7 +204,8 @@ class SQLiteJobState(JobState):
         game_id TEXT NOT NULL,
         status TEXT NOT NULL,
         next_attempt_at REAL,
-        record TEXT NOT NULL
+        record TEXT NOT NULL,
+        queue TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX IF NOT EXISTS deliveries_by_webhook ON deliveries (webhook_id, ord);
     CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (status, next_attempt_at);
@@ -190,12 +219,22 @@ class SQLiteJobState(JobState):
         PRIMARY KEY (game_id, webhook_id, seat)
     );
     CREATE INDEX IF NOT EXISTS reminders_due ON reminders (due_at);
+    CREATE TABLE IF NOT EXISTS receivers (
+        receiver TEXT PRIMARY KEY,
+        record TEXT NOT NULL
+    );
     """
+    #: Made once the deliveries table has its queue (``_file_deliveries_in_lanes``).
+    QUEUE_INDEX = (
+        "CREATE INDEX IF NOT EXISTS deliveries_by_queue"
+        " ON deliveries (status, queue, next_attempt_at)"
+    )
 
     def __init__(self, path: str | Path, due_path: str | Path | None = None) -> None:
         self._pool = SQLitePool(path)
         self.path = self._pool.path
         self._pool.create(self.SCHEMA + ";" + self.DUE_SCHEMA)
+        self._file_deliveries_in_lanes()
         self._due = self._pool
         if due_path is not None and Path(due_path).resolve() != self.path.resolve():
             self._due = SQLitePool(due_path)
@@ -216,6 +255,17 @@ class SQLiteJobState(JobState):
             )
         with self._pool.transaction() as db:
             db.execute("DELETE FROM due_steps")
+
+    def _file_deliveries_in_lanes(self) -> None:
+        """A file from before lanes has no queue column (``delivery_queue``): it is added,
+        each delivery in its game's lane (their webhooks kept no client address), receiver
+        unknown."""
+        with self._pool.transaction() as db:
+            columns = {row[1] for row in db.execute("PRAGMA table_info(deliveries)")}
+            if "queue" not in columns:
+                db.execute("ALTER TABLE deliveries ADD COLUMN queue TEXT NOT NULL DEFAULT ''")
+                db.execute("UPDATE deliveries SET queue = 'game:' || game_id || ' '")
+            db.execute(self.QUEUE_INDEX)
 
     @staticmethod
     def due_statements(
@@ -308,8 +358,8 @@ class SQLiteJobState(JobState):
 
     def _insert_delivery(self, db: sqlite3.Connection, delivery: Record) -> None:
         db.execute(
-            "INSERT INTO deliveries (id, webhook_id, game_id, status, next_attempt_at, record)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO deliveries (id, webhook_id, game_id, status, next_attempt_at, record,"
+            " queue) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 delivery["id"],
                 delivery["webhook_id"],
@@ -317,6 +367,7 @@ class SQLiteJobState(JobState):
                 delivery["status"],
                 delivery["next_attempt_at"],
                 json.dumps(delivery),
+                delivery_queue(delivery),
             ),
         )
 
@@ -369,6 +420,69 @@ class SQLiteJobState(JobState):
             (moment, limit),
         )
         return [(str(game_id), str(delivery_id)) for game_id, delivery_id in rows]
+
+    def due_by_lane(
+        self, moment: float, per_receiver: int, lanes: list[str] | None = None
+    ) -> dict[str, dict[str, list[Record]]]:
+        # A queue is "<lane> <receiver>": one lane's queues are the range from "<lane> " to
+        # "<lane>!" (the next character), all of them from "" on.
+        ranges = [("", None)] if lanes is None else [(f"{lane} ", f"{lane}!") for lane in lanes]
+        found: list[tuple[str, list[Record]]] = []
+        with self._pool.connection() as db:
+            for low, high in ranges:
+                for queue in self._queues(db, low, high):
+                    rows = db.execute(
+                        "SELECT record FROM deliveries WHERE status = 'pending' AND queue = ?"
+                        " AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+                        (queue, moment, per_receiver),
+                    ).fetchall()
+                    if rows:
+                        found.append((queue, [dict(json.loads(record)) for (record,) in rows]))
+        return _by_lane(found)
+
+    @staticmethod
+    def _queues(db: sqlite3.Connection, low: str, high: str | None) -> list[str]:
+        """The queues holding a pending delivery from ``low`` (inclusive) up to ``high``:
+        one step of the (status, queue, ...) index for each, however many deliveries each
+        holds (a skip-scan by hand)."""
+        below = "" if high is None else " AND queue < :high"
+        rows = db.execute(
+            "WITH RECURSIVE queues(queue) AS ("
+            f" SELECT MIN(queue) FROM deliveries WHERE status = 'pending' AND queue >= :low{below}"
+            " UNION ALL SELECT (SELECT MIN(queue) FROM deliveries"
+            f"  WHERE status = 'pending' AND queue > queues.queue{below})"
+            " FROM queues WHERE queues.queue IS NOT NULL"
+            ") SELECT queue FROM queues WHERE queue IS NOT NULL",
+            {"low": low, "high": high},
+        ).fetchall()
+        return [str(queue) for (queue,) in rows]
+
+    def receivers(self, receivers: list[str]) -> dict[str, Record]:
+        if not receivers:
+            return {}
+        marks = ", ".join("?" for _ in receivers)
+        rows = self._pool.query(
+            f"SELECT receiver, record FROM receivers WHERE receiver IN ({marks})",
+            tuple(receivers),
+        )
+        return {str(receiver): dict(json.loads(record)) for receiver, record in rows}
+
+    def update_receiver(
+        self, receiver: str, change: Callable[[Record | None], Record | None]
+    ) -> Record | None:
+        with self._pool.transaction() as db:
+            row = db.execute(
+                "SELECT record FROM receivers WHERE receiver = ?", (receiver,)
+            ).fetchone()
+            changed = change(None if row is None else dict(json.loads(row[0])))
+            if changed is None:
+                db.execute("DELETE FROM receivers WHERE receiver = ?", (receiver,))
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO receivers (receiver, record) VALUES (?, ?)",
+                    (receiver, json.dumps(changed)),
+                )
+        return changed
 
     def set_reminder(
         self, game_id: str, webhook_id: str, seat: int, version: int, due_at: float
@@ -431,9 +545,28 @@ class RedisJobState(JobState):
     DUE_STEPS = "meeple:jobs:due-steps"
     DUE_DELIVERIES = "meeple:jobs:due-deliveries"
     DUE_REMINDERS = "meeple:jobs:due-reminders"
+    #: The lanes that may hold pending deliveries (a set); each lane's queues (a set of its
+    #: own, ``_lane_key``), each queue's pending deliveries (a sorted set, ``_queue_key``), as
+    #: DUE_DELIVERIES holds them all.
+    LANES = "meeple:jobs:delivery-lanes"
+    #: Set once the pending deliveries of a build from before lanes are filed in theirs.
+    LANES_FILED = "meeple:jobs:delivery-lanes-filed"
+    #: How long a receiver's breaker record outlives its last change (seconds).
+    RECEIVER_TTL = 7 * 24 * 3600
+    #: KEYS: 1 a queue's sorted set, 2 its lane's set, 3 LANES. ARGV: 1 the queue, 2 the
+    #: lane. Forgets the queue if it is empty, and the lane if that was its last (in one
+    #: step: a delivery filed meanwhile is never left in a forgotten queue).
+    DROP_EMPTY_QUEUE = """
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  if redis.call('SCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[2]) end
+end
+"""
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
+        self._drop_empty_queue = client.register_script(self.DROP_EMPTY_QUEUE)
+        self._lanes_filed = False
 
     @classmethod
     def from_url(cls, url: str) -> RedisJobState:
@@ -455,6 +588,18 @@ class RedisJobState(JobState):
     @staticmethod
     def _recent_key(game_id: str, webhook_id: str) -> str:
         return f"meeple:{{{game_id}}}:webhook:{webhook_id}:deliveries"
+
+    @staticmethod
+    def _lane_key(lane: str) -> str:
+        return f"meeple:jobs:delivery-lane:{lane}"
+
+    @staticmethod
+    def _queue_key(queue: str) -> str:
+        return f"meeple:jobs:delivery-queue:{queue}"
+
+    @staticmethod
+    def _receiver_key(receiver: str) -> str:
+        return f"meeple:jobs:receiver:{receiver}"
 
     def mark_due(self, game_id: str, version: int, since: float) -> None:
         self.client.zadd(self.DUE_STEPS, {f"{game_id}:{version}": since}, nx=True)
@@ -544,10 +689,20 @@ class RedisJobState(JobState):
             pipe.lpush(recent, delivery["id"])
             pipe.ltrim(recent, 0, RECENT_DELIVERIES - 1)
             pipe.expire(recent, DELIVERY_TTL)
+        queue = delivery_queue(delivery)
         if delivery["status"] == "pending":
             pipe.zadd(self.DUE_DELIVERIES, {member: delivery["next_attempt_at"]})
+            self._file(pipe, delivery, member, delivery["next_attempt_at"])
         else:
             pipe.zrem(self.DUE_DELIVERIES, member)
+            pipe.zrem(self._queue_key(queue), member)
+
+    def _file(self, pipe: Any, delivery: Record, member: str, due: float) -> None:
+        """Put a pending delivery in its queue, and the queue in its lane."""
+        lane, queue = delivery_lane(delivery), delivery_queue(delivery)
+        pipe.zadd(self._queue_key(queue), {member: due})
+        pipe.sadd(self._lane_key(lane), queue)
+        pipe.sadd(self.LANES, lane)
 
     def delivery(self, game_id: str, delivery_id: str) -> Record | None:
         raw = self.client.get(self._delivery_key(game_id, delivery_id))
@@ -591,6 +746,94 @@ class RedisJobState(JobState):
             game_id, _, delivery_id = str(member).rpartition(":")
             found.append((game_id, delivery_id))
         return found
+
+    def due_by_lane(
+        self, moment: float, per_receiver: int, lanes: list[str] | None = None
+    ) -> dict[str, dict[str, list[Record]]]:
+        self._file_in_lanes()
+        if lanes is None:
+            lanes = sorted(str(lane) for lane in self.client.smembers(self.LANES))
+        with self.client.pipeline(transaction=False) as pipe:
+            for lane in lanes:
+                pipe.smembers(self._lane_key(lane))
+            queues = sorted(str(queue) for found in pipe.execute() for queue in found)
+        with self.client.pipeline(transaction=False) as pipe:
+            for queue in queues:
+                pipe.zrangebyscore(self._queue_key(queue), "-inf", moment, 0, per_receiver)
+            members = {
+                queue: [str(member) for member in due]
+                for queue, due in zip(queues, pipe.execute(), strict=True)
+            }
+        idle = [queue for queue, due in members.items() if not due]
+        if idle:
+            with self.client.pipeline(transaction=False) as pipe:
+                for queue in idle:
+                    lane = queue.split(" ", 1)[0]
+                    keys = [self._queue_key(queue), self._lane_key(lane), self.LANES]
+                    self._drop_empty_queue(keys=keys, args=[queue, lane], client=pipe)
+                pipe.execute()
+        wanted = [member for due in members.values() for member in due]
+        if not wanted:
+            return {}
+        keys = [self._delivery_key(*member.rsplit(":", 1)) for member in wanted]
+        records = dict(zip(wanted, self.client.mget(keys), strict=True))
+        found: list[tuple[str, list[Record]]] = []
+        for queue, due in members.items():
+            present = []
+            for member in due:
+                raw = records[member]
+                if raw is None:  # expired with its key: nothing left to deliver
+                    self.client.zrem(self._queue_key(queue), member)
+                else:
+                    present.append(dict(json.loads(str(raw))))
+            if present:
+                found.append((queue, present))
+        return _by_lane(found)
+
+    def _file_in_lanes(self) -> None:
+        """Pending deliveries from a build before lanes are only in DUE_DELIVERIES: filed in
+        their queues once (by whichever process comes first; filing twice is no matter)."""
+        if self._lanes_filed or self.client.exists(self.LANES_FILED):
+            self._lanes_filed = True
+            return
+        for member, score in self.client.zscan_iter(self.DUE_DELIVERIES):
+            raw = self.client.get(self._delivery_key(*str(member).rsplit(":", 1)))
+            if raw is not None:
+                with self.client.pipeline() as pipe:
+                    self._file(pipe, json.loads(str(raw)), str(member), score)
+                    pipe.execute()
+        self.client.set(self.LANES_FILED, "1")
+        self._lanes_filed = True
+
+    def receivers(self, receivers: list[str]) -> dict[str, Record]:
+        if not receivers:
+            return {}
+        raws = self.client.mget([self._receiver_key(receiver) for receiver in receivers])
+        return {
+            receiver: dict(json.loads(str(raw)))
+            for receiver, raw in zip(receivers, raws, strict=True)
+            if raw is not None
+        }
+
+    def update_receiver(
+        self, receiver: str, change: Callable[[Record | None], Record | None]
+    ) -> Record | None:
+        key = self._receiver_key(receiver)
+        with self.client.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    raw = pipe.get(key)
+                    changed = change(None if raw is None else dict(json.loads(str(raw))))
+                    pipe.multi()
+                    if changed is None:
+                        pipe.delete(key)
+                    else:
+                        pipe.set(key, json.dumps(changed), ex=self.RECEIVER_TTL)
+                    pipe.execute()
+                    return changed
+                except redis.WatchError:
+                    continue  # changed meanwhile: change the newer record
 
     def _reminder_key(self, game_id: str, webhook_id: str, seat: int) -> str:
         return f"meeple:{{{game_id}}}:reminder:{webhook_id}:{seat}"
@@ -673,6 +916,29 @@ class RedisJobState(JobState):
 def _reminder_member(game_id: str, webhook_id: str, seat: int) -> str:
     """A reminder in the index of due reminders (JSON: game ids may hold any character)."""
     return json.dumps([game_id, webhook_id, seat])
+
+
+def delivery_lane(delivery: Record) -> str:
+    """The lane a delivery waits in (``webhooks.webhook_lane``; one from before lanes: its
+    game's)."""
+    return str(delivery.get("lane") or f"game:{delivery['game_id']}")
+
+
+def delivery_queue(delivery: Record) -> str:
+    """The queue a pending delivery waits in, ``"<lane> <receiver>"``: neither has a space
+    (a receiver is a URL's scheme, host and port)."""
+    return f"{delivery_lane(delivery)} {delivery.get('receiver') or ''}"
+
+
+def _by_lane(queues: list[tuple[str, list[Record]]]) -> dict[str, dict[str, list[Record]]]:
+    """Queues' due deliveries by lane and receiver, lanes and receivers in the order their
+    first delivery fell due."""
+    queues = sorted(queues, key=lambda item: item[1][0]["next_attempt_at"])
+    found: dict[str, dict[str, list[Record]]] = {}
+    for queue, due in queues:
+        lane, _, receiver = queue.partition(" ")
+        found.setdefault(lane, {})[receiver] = due
+    return found
 
 
 def _takeable(delivery: Record | None, attempts: int, now: float, until: float) -> Record | None:

@@ -24,6 +24,9 @@ duration, which would map the network behind a receiver.
 Jobs: ``notify(game_id, version)`` turns the events up to ``version`` into deliveries (each
 webhook's ``cursor`` moves atomically with the deliveries it creates, so two runs never make
 the same delivery twice); ``deliver(game_id, delivery_id, attempt)`` makes one attempt.
+Every delivery waits in its owner's lane (``owner_lane``: the client address that registered
+the webhook) for its receiver (``receiver_of``); how the lanes share the workers, and when a
+receiver is paused: ``service.application.webhook_lanes``.
 """
 
 from __future__ import annotations
@@ -217,12 +220,6 @@ class Destination:
     url: WebhookURL
     address: str
 
-    @property
-    def receiver(self) -> str:
-        """The endpoint deliveries go to, ``address:port`` (``[v6]:port``)."""
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"{host}:{self.url.port}"
-
 
 def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
     """Resolve the URL's host once and check every address it has; the destination to
@@ -248,6 +245,31 @@ def vet_url(url: str, allow: AllowList = AllowList()) -> Destination:
     return Destination(parsed, str(found[0]))
 
 
+def receiver_of(url: str) -> str:
+    """The receiver a webhook URL points at, ``scheme://host:port`` (an IPv6 host in
+    brackets): what the in-flight cap per receiver and its circuit breaker count
+    (``service.application.webhook_lanes``). Named, not resolved: two names of one address
+    are two receivers, and the owner's listing shows a receiver's pause without a lookup."""
+    parsed = parse_url(url)
+    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+    return f"{parsed.scheme}://{host}:{parsed.port}"
+
+
+def owner_lane(client_address: str | None) -> str:
+    """The delivery lane of a webhook registered from ``client_address`` (None: with the
+    admin key): every webhook one client registers, in any game for any seat, shares it."""
+    return "admin" if client_address is None else f"address:{client_address}"
+
+
+def webhook_lane(webhook: Record) -> str:
+    """A webhook's delivery lane; one registered before lanes were kept has its seat's own."""
+    lane = webhook.get("lane")
+    if lane:
+        return str(lane)
+    owner = webhook["owner"]
+    return "admin" if owner.get("admin") else f"game:{webhook['game_id']}:seat:{owner.get('seat')}"
+
+
 def new_webhook(
     game_id: str,
     url: str,
@@ -255,8 +277,10 @@ def new_webhook(
     events: Iterable[str],
     owner: dict[str, Any],
     cursor: int,
+    lane: str | None = None,
 ) -> Record:
-    """A webhook record, notified of what happens after event ``cursor``."""
+    """A webhook record, notified of what happens after event ``cursor``; its deliveries go
+    in ``lane`` (``owner_lane``; None: the seat's own)."""
     wanted = list(dict.fromkeys(events))
     unknown = [name for name in wanted if name not in WEBHOOK_EVENTS]
     if unknown or not wanted:
@@ -274,6 +298,7 @@ def new_webhook(
         "owner": owner,
         "created_at": utc_now(),
         "cursor": cursor,
+        **({"lane": lane} if lane else {}),
     }
 
 
@@ -359,6 +384,8 @@ def new_delivery(webhook: Record, kind: str, seq: int, payload: dict[str, Any]) 
         "id": delivery_id,
         "webhook_id": webhook["id"],
         "game_id": webhook["game_id"],
+        "lane": webhook_lane(webhook),
+        "receiver": receiver_of(webhook["url"]),
         "kind": kind,
         "seq": seq,
         "body": body_bytes(body),

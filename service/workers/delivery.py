@@ -10,7 +10,6 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -41,8 +40,8 @@ class DeliveryPolicy:
     connect_timeout: float = 3.0
     #: seconds for the whole attempt: connect, send, and the answer's status and headers
     timeout: float = 10.0
-    #: seconds to wait before trying again when the receiver already has its share of
-    #: deliveries in flight (no attempt is counted)
+    #: seconds to wait before trying again when the owner or the receiver already has its
+    #: share of deliveries in flight (no attempt is counted)
     busy_delay: float = 1.0
 
 
@@ -131,23 +130,13 @@ def post(
         connection.close()
 
 
-def _always(_address: str) -> contextlib.AbstractContextManager[bool]:
-    return contextlib.nullcontext(True)
-
-
-def attempt_delivery(
-    delivery: Record,
-    webhook: Record | None,
-    policy: DeliveryPolicy,
-    admit: Callable[[str], contextlib.AbstractContextManager[bool]] = _always,
-) -> Record:
+def attempt_delivery(delivery: Record, webhook: Record | None, policy: DeliveryPolicy) -> Record:
     """Make one attempt and return the delivery with it recorded and its next step decided.
 
     The URL's host is resolved and vetted again first (it may resolve elsewhere today) and
-    the connection goes to that address. ``admit(receiver)`` says whether the receiver (the
-    vetted address and the port, ``Destination.receiver``) may
-    take one more delivery now; if not, the delivery is put off by ``policy.busy_delay``
-    with no attempt counted.
+    the connection goes to that address. Whether the attempt may be made now (its owner's
+    and its receiver's share, the receiver's breaker) was decided before
+    (``service.workers.jobs.deliver``).
     """
     delivery = dict(delivery)
     began = time.time()
@@ -160,11 +149,7 @@ def attempt_delivery(
         except WebhookError:
             outcome = "forbidden"
         else:
-            with admit(destination.receiver) as admitted:
-                if not admitted:
-                    delivery["next_attempt_at"] = began + policy.busy_delay
-                    return delivery
-                outcome, status = _send(delivery, webhook, destination, policy, began)
+            outcome, status = _send(delivery, webhook, destination, policy, began)
     attempts = [*delivery["attempts"], {"at": _whole_second(began), "outcome": outcome}]
     attempts[-1]["status"] = status
     delivery["attempts"] = attempts

@@ -21,11 +21,15 @@ Nothing is lost with a job: every step due is also written to the job state
 left due longer than ``MEEPLE_STEP_GRACE`` seconds - a worker killed with SIGKILL mid-job
 leaves its step due, and the next sweep appends it. The sweep also starts webhook retries
 whose time has come and catches the read models up.
+
+Webhook deliveries wait in one lane per owner (``service.application.webhook_lanes``) and are
+handed to the notification queue by ``start_deliveries``: the lanes in turn, each owner and
+each receiver with at most so many in flight (counted in Redis under RQ, so across every
+worker), and none to a receiver its circuit breaker paused.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import heapq
 import json
@@ -35,7 +39,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -54,11 +58,17 @@ from events.redis_store import (
 from events.sqlite_store import SQLiteEventStore
 from events.store import ConcurrencyConflict
 from projections.fold import Game, decide_system
-from service.application import analyses, bots, commands
+from service.application import analyses, bots, commands, webhook_lanes
 from service.application import webhooks as notifications
 from service.application.bot_games import BotGameStore, open_bot_game_store
 from service.application.bot_seats import due_bot_seat
-from service.application.job_state import JobState, RedisJobState, SQLiteJobState, open_job_state
+from service.application.job_state import (
+    JobState,
+    RedisJobState,
+    SQLiteJobState,
+    delivery_lane,
+    open_job_state,
+)
 from service.application.services import Progress
 from service.application.visibility import sealed_until
 from service.live.hub import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
@@ -123,9 +133,20 @@ class JobSettings:
     webhook_timeout: float = 10.0
     #: MEEPLE_WEBHOOK_CONNECT_TIMEOUT: seconds to open the connection to a receiver.
     webhook_connect_timeout: float = 3.0
-    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver (address and
-    #: port; in-process runner); the others wait their turn without holding a thread.
+    #: MEEPLE_WEBHOOK_PER_RECEIVER: deliveries in flight at once to one receiver (the URL's
+    #: scheme, host and port), in this process (in-process runner) or across every worker
+    #: (RQ); the others wait in their lanes without holding a thread or a worker.
     webhook_per_receiver: int = 2
+    #: MEEPLE_WEBHOOK_PER_OWNER: deliveries in flight at once for one owner (the client address
+    #: that registered the webhooks, or the admin), whatever its games, seats and receivers;
+    #: keep it below MEEPLE_NOTIFY_THREADS, and below the notification workers under RQ.
+    webhook_per_owner: int = 4
+    #: MEEPLE_WEBHOOK_BREAKER_FAILURES: attempts in a row at a receiver that timed out or could
+    #: not connect after which it is paused (its deliveries put off, no attempt counted).
+    webhook_breaker_failures: int = 5
+    #: MEEPLE_WEBHOOK_BREAKER_SECONDS: how long a receiver stays paused before one delivery
+    #: probes it again.
+    webhook_breaker_seconds: float = 300.0
     #: MEEPLE_WEBHOOK_ALLOW_HOSTS: host names and addresses or networks (CIDR), comma- or
     #: space-separated, that webhooks may reach although they are not public (trusted
     #: internal receivers). Empty: only public internet addresses.
@@ -214,6 +235,10 @@ class JobSettings:
         if self.streams_per_seat < 1:
             # Its seats would have no stream on their own game at all.
             raise ValueError("MEEPLE_STREAMS_PER_SEAT must be at least 1")
+        for name in ("webhook_per_receiver", "webhook_per_owner", "webhook_breaker_failures"):
+            if getattr(self, name) < 1:
+                # No delivery could ever go (or every receiver would be paused at once).
+                raise ValueError(f"MEEPLE_{name.upper()} must be at least 1")
 
     @property
     def allow_list(self) -> notifications.AllowList:
@@ -228,6 +253,23 @@ class JobSettings:
             timeout=self.webhook_timeout,
             busy_delay=min(1.0, self.webhook_retry_base),
         )
+
+    def breaker(self) -> webhook_lanes.Breaker:
+        """Every receiver's circuit breaker (``MEEPLE_WEBHOOK_BREAKER_*``)."""
+        return webhook_lanes.Breaker(
+            failures=self.webhook_breaker_failures,
+            seconds=self.webhook_breaker_seconds,
+            probe_seconds=self.webhook_timeout + DELIVERY_LEASE_MARGIN,
+        )
+
+    def in_flight_caps(self, lane: str, receiver: str | None) -> list[tuple[str, int]]:
+        """The caps a delivery of ``lane`` to ``receiver`` holds a place under while in
+        flight (``webhook_lanes.Leases``; a delivery from before receivers were kept: its
+        owner's alone, until its attempt knows the receiver)."""
+        caps = [(f"owner:{lane}", self.webhook_per_owner)]
+        if receiver:
+            caps.append((f"receiver:{receiver}", self.webhook_per_receiver))
+        return caps
 
 
 @functools.lru_cache(maxsize=8)
@@ -356,6 +398,7 @@ def notify(services: Any, game_id: str, version: int) -> int:
     envelopes = [envelope for envelope in envelopes if envelope["seq"] <= upto]
     history = notifications.GameHistory(services.folder, game_id)
     created = 0
+    lanes: set[str] = set()
     for hook in hooks:
         # Another notify run may move the cursor between our read and our claim (it read an
         # older version of the game); then claim what is left after its cursor.
@@ -368,8 +411,8 @@ def notify(services: Any, game_id: str, version: int) -> int:
             )
             if jobs.state.claim(hook, upto, deliveries):
                 created += len(deliveries)
-                for delivery in deliveries:
-                    jobs.enqueue_delivery(game_id, delivery["id"], 1)
+                if deliveries:
+                    lanes.add(notifications.webhook_lane(hook))
                 _remind_later(jobs, hook, history.standing(upto))
                 if notifications.webhook_ends(hook, mine):
                     # Its seat changed hands: what came before is sent, nothing after.
@@ -379,6 +422,8 @@ def notify(services: Any, game_id: str, version: int) -> int:
             if not again:
                 break  # removed meanwhile
             hook = again[0]
+    if lanes:
+        start_deliveries(services, sorted(lanes))
     return created
 
 
@@ -425,33 +470,159 @@ def remind(services: Any, reminder: dict[str, Any], now: float) -> bool:
     # Stored as notify stores its deliveries; a cursor moved meanwhile means the game moved on.
     if not jobs.state.claim(hook, hook["cursor"], [delivery]):
         return False
-    jobs.enqueue_delivery(game_id, delivery["id"], 1)
+    start_deliveries(services, [delivery_lane(delivery)])
     return True
 
 
-def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
-    """Make attempt number ``attempt`` of a delivery (once); its status afterwards."""
+#: How many of one owner's due deliveries to one receiver ``start_deliveries`` looks at, for
+#: each place the receiver has in flight (the others wait for the next look).
+LOOK_AHEAD = 2
+
+
+def start_deliveries(services: Any, lanes: list[str] | None = None) -> int:
+    """Hand the deliveries due to the notification workers, fairly: the owners' lanes in turn,
+    one delivery of each at a time, and each owner's turn to its receivers in turn
+    (``webhook_lanes.fair_order``), each while its owner and its receiver have a place in
+    flight left. The place is taken here, for the delivery's job, so the queue never holds
+    more of one owner's deliveries than its share: another owner's next delivery waits behind
+    at most that many, and a receiver's backlog never stands before its owner's other
+    receivers. A delivery to a paused receiver is put off until the pause ends, with no
+    attempt counted. Every lane's, or those of ``lanes``; how many deliveries it started."""
     jobs: Jobs = services.jobs
+    settings = jobs.settings
     now = time.time()
+    due = jobs.state.due_by_lane(now, LOOK_AHEAD * settings.webhook_per_receiver, lanes)
+    if not due:
+        return 0
+    breakers = jobs.state.receivers(sorted({r for queues in due.values() for r in queues if r}))
+    breaker = settings.breaker()
+    lease = now + settings.webhook_timeout + DELIVERY_LEASE_MARGIN
+    full: set[str] = set()  # caps with no place left now, and receivers with a probe sent
+    started = 0
+    fair = webhook_lanes.fair_order
+    for delivery in fair({lane: fair(queues) for lane, queues in due.items()}):
+        attempts = len(delivery["attempts"])
+        receiver = delivery.get("receiver")
+        caps = settings.in_flight_caps(delivery_lane(delivery), receiver)
+        if any(key in full for key, _ in caps):
+            continue
+        token = _in_flight_token(delivery["id"], attempts + 1)
+        verdict, until = breaker.verdict(breakers.get(receiver or ""), now)
+        if verdict == "wait" and until is not None:
+            # Out of the way until the receiver may be tried again (a take moves its time).
+            # Taken so, it is in no run's hands: the places an earlier look took for its job
+            # (queued before the pause) are free, and that job will find it not due.
+            if jobs.state.take_delivery(delivery["game_id"], delivery["id"], attempts, now, until):
+                jobs.leases.release(token, [key for key, _ in caps])
+            continue
+        if verdict == "probe":
+            full.add(caps[-1][0])  # one probe at a time: the others wait for its answer
+        at_cap = jobs.leases.take(token, caps, now, lease)
+        if at_cap is not None:
+            full.add(at_cap)
+            continue
+        jobs.enqueue_delivery(delivery["game_id"], delivery["id"], attempts + 1)
+        started += 1
+    return started
+
+
+def deliver(services: Any, game_id: str, delivery_id: str, attempt: int) -> str:
+    """Make attempt number ``attempt`` of a delivery (once), if its owner and its receiver
+    still have room and the receiver is not paused (else it is put off, no attempt counted);
+    then start its lane's next delivery. Its status afterwards."""
+    jobs: Jobs = services.jobs
+    settings = jobs.settings
+    now = time.time()
+    token = _in_flight_token(delivery_id, attempt)
     # Taken atomically, for as long as an attempt may last: a duplicate run of this attempt
     # (enqueued again by a sweep while it goes, or by another worker) finds it taken.
-    lease = now + jobs.settings.webhook_timeout + DELIVERY_LEASE_MARGIN
+    lease = now + settings.webhook_timeout + DELIVERY_LEASE_MARGIN
     delivery = jobs.state.take_delivery(game_id, delivery_id, attempt - 1, now, lease)
     if delivery is None:
         found = jobs.state.delivery(game_id, delivery_id)
+        if found is not None and (
+            found["status"] != "pending" or len(found["attempts"]) != attempt - 1
+        ):
+            # This attempt has been made: the places taken for it are free (a run making it
+            # now keeps them: it may still be under way).
+            made = settings.in_flight_caps(delivery_lane(found), found.get("receiver"))
+            jobs.leases.release(token, [key for key, _ in made])
         return "missing" if found is None else str(found["status"])
     webhook = next(
         (hook for hook in jobs.state.webhooks(game_id) if hook["id"] == delivery["webhook_id"]),
         None,
     )
-    done = webhook_delivery.attempt_delivery(
-        delivery, webhook, jobs.settings.delivery_policy(), jobs.receiver_slot
-    )
-    jobs.state.save_delivery(done)
+    lane = delivery_lane(delivery)
+    receiver = None if webhook is None else notifications.receiver_of(webhook["url"])
+    caps = settings.in_flight_caps(lane, receiver or delivery.get("receiver"))
+    keys = [key for key, _ in caps]
+    try:
+        breaker = None if receiver is None else jobs.state.receivers([receiver]).get(receiver)
+        put_off = (
+            None if receiver is None else _admit(jobs, token, caps, receiver, breaker, now, lease)
+        )
+        if put_off is not None:
+            jobs.state.save_delivery({**delivery, "next_attempt_at": put_off})
+            jobs.wake_sweeper(put_off)
+            return "pending"
+        done = webhook_delivery.attempt_delivery(delivery, webhook, settings.delivery_policy())
+        jobs.state.save_delivery(done)
+        outcome = done["attempts"][-1]["outcome"]
+        # A receiver that had no record and answers needs none (its success is not written:
+        # a failure of another delivery meanwhile then stays counted, which is no matter).
+        if receiver is not None and (breaker is not None or outcome in webhook_lanes.FAILURES):
+            judge = settings.breaker()
+            jobs.state.update_receiver(
+                receiver, lambda record: judge.after(record, outcome, time.time())
+            )
+    finally:
+        jobs.leases.release(token, keys)
     if done["status"] == "pending":
         # Retries start from the sweep once their time has come (no scheduler needed).
         jobs.wake_sweeper(done["next_attempt_at"])
+    start_deliveries(services, [lane])  # the lane's next, now that this one's place is free
     return str(done["status"])
+
+
+def _admit(
+    jobs: Jobs,
+    token: str,
+    caps: list[tuple[str, int]],
+    receiver: str,
+    breaker_record: dict[str, Any] | None,
+    now: float,
+    lease: float,
+) -> float | None:
+    """Whether an attempt to ``receiver`` may be made now (None), holding its places in
+    flight; else when to try again: when the receiver's pause ends or its probe has its
+    answer, or shortly when its owner or receiver has no place left."""
+    settings = jobs.settings
+    breaker = settings.breaker()
+    verdict, until = breaker.verdict(breaker_record, now)
+    if verdict == "wait" and until is not None:
+        return until
+    busy = now + settings.delivery_policy().busy_delay
+    if jobs.leases.take(token, caps, now, lease) is not None:
+        return busy
+    if verdict == "probe":
+        won = False
+
+        def take_probe(record: dict[str, Any] | None) -> dict[str, Any] | None:
+            nonlocal won
+            changed = breaker.probe(record, now)
+            won = changed is not record
+            return changed
+
+        record = jobs.state.update_receiver(receiver, take_probe)
+        if not won:
+            return breaker.verdict(record, now)[1] or busy
+    return None
+
+
+def _in_flight_token(delivery_id: str, attempt: int) -> str:
+    """What holds a delivery's places in flight for one attempt: taken when its job is
+    queued, renewed when the attempt starts, given back when it ends."""
+    return f"{delivery_id}:{attempt}"
 
 
 def catch_up(services: Any) -> int:
@@ -491,12 +662,11 @@ def sweep(services: Any) -> dict[str, int]:
             reminded += remind(services, reminder, now)
         except Exception:
             log.exception("sweep: the reminder of game %s failed", reminder["game_id"])
-    retries = 0
-    for game_id, delivery_id in jobs.state.deliveries_due_before(now):
-        delivery = jobs.state.delivery(game_id, delivery_id)
-        if delivery is not None and delivery["status"] == "pending":
-            jobs.enqueue_delivery(game_id, delivery_id, len(delivery["attempts"]) + 1)
-            retries += 1
+    try:
+        retries = start_deliveries(services)
+    except Exception:
+        log.exception("sweep: the deliveries due could not be started")
+        retries = 0
     try:
         read = catch_up(services)
     except Exception:
@@ -544,6 +714,8 @@ class Jobs:
         self._analyses: analyses.AnalysisStore | None = None
         self._bot_games: BotGameStore | None = None
         self._analyses_lock = threading.Lock()
+        #: The places deliveries hold in flight under their owner's and receiver's caps.
+        self.leases = self.delivery_leases()
 
     def after_append(self, game_id: str, version: int, game: Game | None = None) -> None:
         """Enqueue what an append makes due: the next automatic step, webhook notices, the
@@ -757,10 +929,10 @@ class Jobs:
         not waiting (running, done, unknown)."""
         return None
 
-    def receiver_slot(self, receiver: str) -> contextlib.AbstractContextManager[bool]:
-        """Whether a delivery to ``receiver`` (``address:port``) may go now (held while it goes).
-        Always, here: an RQ worker runs one job at a time, each bounded by its timeout."""
-        return contextlib.nullcontext(True)
+    def delivery_leases(self) -> webhook_lanes.Leases:
+        """Where deliveries hold their places in flight (``webhook_lanes``): in this process
+        (subclasses share them across processes)."""
+        return webhook_lanes.MemoryLeases()
 
     # live streams -----------------------------------------------------------------------
 
@@ -802,12 +974,13 @@ class InProcessJobs(Jobs):
 
     Pools as RQ has queues: automatic steps on one, notices, webhook deliveries and
     read-model catch-up on another, so a slow receiver never holds up a game's scoring.
-    At most ``webhook_per_receiver`` deliveries to one receiver (address and port) are in
-    flight; the others are put off (``receiver_slot``) instead of holding a thread, so a
-    seat's webhooks at a receiver that never answers take at most that many of the
-    notification threads. Bot turns and analyses have a ``FairPool`` each, a thread per
-    child process: the next job is always the fair order's (service.workers.fair), with at
-    most ``bot_turns_per_owner`` (``analyses_running_per_owner``) of one owner's at once.
+    At most ``webhook_per_owner`` deliveries of one owner and ``webhook_per_receiver`` to one
+    receiver are in flight (``start_deliveries``); the others wait in their lanes instead of
+    holding a thread, so an owner's webhooks at receivers that never answer take at most
+    that many of the notification threads. Bot turns and analyses have a ``FairPool`` each,
+    a thread per child process: the next job is always the fair order's
+    (service.workers.fair), with at most ``bot_turns_per_owner``
+    (``analyses_running_per_owner``) of one owner's at once.
 
     A job id that is waiting in a pool is not queued again (one that is already running
     may be: it might have read the game just before the latest append). A sweeper thread
@@ -844,7 +1017,6 @@ class InProcessJobs(Jobs):
         self._active = 0
         self._closed = False
         self._wakeups: list[float] = []
-        self._in_flight: dict[str, int] = {}
         self._fused: tuple[Callable[..., list[Any]] | None] | None = None
         self._sweeper = threading.Thread(
             target=self._sweep_forever, name="meeple-sweeper", daemon=True
@@ -906,21 +1078,6 @@ class InProcessJobs(Jobs):
         """In one of the queue's child processes: under ``meeple serve`` this process serves
         every request on one gevent loop, and a search here would hold them all."""
         return self.compute_pools[queue].run(name, args, seconds, on_progress)
-
-    @contextlib.contextmanager
-    def receiver_slot(self, receiver: str) -> Iterator[bool]:
-        with self._changed:
-            admitted = self._in_flight.get(receiver, 0) < self.settings.webhook_per_receiver
-            if admitted:
-                self._in_flight[receiver] = self._in_flight.get(receiver, 0) + 1
-        try:
-            yield admitted
-        finally:
-            if admitted:
-                with self._changed:
-                    self._in_flight[receiver] -= 1
-                    if not self._in_flight[receiver]:
-                        del self._in_flight[receiver]
 
     def side_writes(self, due: Due) -> list[Any]:
         """On the embedded default (a SQLite store, the due steps in its file): the due mark
@@ -1279,6 +1436,10 @@ return 1
             pipe.exists(self.state.webhooks_key(game_id))
             _, webhooks = pipe.execute()
         return bool(webhooks)
+
+    def delivery_leases(self) -> webhook_lanes.Leases:
+        """In Redis: every worker's deliveries count under the same caps."""
+        return webhook_lanes.RedisLeases(self.connection)
 
     def stream_hub(self) -> StreamHub:
         """Wake-ups from every process by Redis pub/sub, the caps counted in Redis."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +19,12 @@ import yaml
 from flask.testing import FlaskClient
 from openapi_schema_validator import OAS30Validator
 
-from service.application.webhooks import SIGNATURE_HEADER, WEBHOOK_EVENTS, verify_signature
+from service.application.webhooks import (
+    SIGNATURE_HEADER,
+    WEBHOOK_EVENTS,
+    receiver_of,
+    verify_signature,
+)
 from service.bootstrap import Services, bootstrap
 from service.config import load_config
 from service.workers import jobs as jobs_module
@@ -168,6 +174,51 @@ def test_a_seat_sees_only_its_own_webhooks_and_the_admin_sees_all(
     assert client.delete(f"{path}/{theirs}", headers=bearer(ann)).status_code == 404
     assert client.delete(f"{path}/{mine}", headers=bearer(ann)).status_code == 204
     assert client.get(path, headers=bearer(ann)).json["webhooks"] == []
+
+
+def test_a_webhooks_deliveries_take_the_share_of_the_client_that_registered_it(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game, other = new_game(client), new_game(client)
+    body = {"url": receiver.url, "secret": SECRET}
+    client_at = {"REMOTE_ADDR": "203.0.113.9"}
+    for found, token in ((game, game["seats"][0]["token"]), (other, other["seats"][1]["token"])):
+        path = f"/games/{found['id']}/webhooks"
+        created = client.post(path, json=body, headers=bearer(token), environ_base=client_at)
+        assert created.status_code == 201 and "lane" not in created.json
+    client.post(f"/games/{game['id']}/webhooks", json=body, headers=bearer(ADMIN_KEY))
+    lanes = [
+        hook["lane"]
+        for found in (game, other)
+        for hook in services.jobs.state.webhooks(found["id"])
+    ]
+    # One client's webhooks share its lane, in any game for any seat; the admin's are apart.
+    assert lanes == ["address:203.0.113.9", "admin", "address:203.0.113.9"]
+    listed = client.get(f"/games/{game['id']}/webhooks", headers=bearer(ADMIN_KEY))
+    assert "203.0.113.9" not in listed.get_data(as_text=True)  # a seat's address is its own
+
+
+def test_the_listing_shows_a_paused_receiver_to_its_webhooks_owner_as_openapi_yaml_says(
+    client: FlaskClient, services: Services, receiver: Receiver
+) -> None:
+    game = new_game(client)
+    ann = game["seats"][0]["token"]
+    register(client, game, ann, receiver.url)
+    path = f"/games/{game['id']}/webhooks"
+    assert client.get(path, headers=bearer(ann)).json["webhooks"][0]["pause"] is None
+    until = time.time() + 300
+    paused = {"failures": 5, "reason": "timeout", "paused_until": until, "probe_until": None}
+    services.jobs.state.update_receiver(receiver_of(receiver.url), lambda record: paused)
+    listed = client.get(path, headers=bearer(ann)).json
+    assert listed["webhooks"][0]["pause"] == {
+        "state": "paused",
+        "reason": "timeout",
+        "failures": 5,
+        "until": math.ceil(until),
+    }
+    spec = yaml.safe_load(OPENAPI_FILE.read_text())
+    schema = {"$ref": "#/components/schemas/WebhookList", "components": spec["components"]}
+    OAS30Validator(schema).validate(listed)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,8 +17,11 @@ from events.store import EventStore
 from projections.fold import Folder, Game, decide_action, game_created_event
 from projections.ruleset import get_ruleset
 from service.application import commands
+from service.application import webhooks as notifications
 from service.application.job_state import SQLiteJobState
-from service.application.webhooks import new_webhook
+from service.application.webhook_lanes import public_pause
+from service.application.webhooks import new_delivery, new_webhook, receiver_of
+from service.workers import delivery as webhook_delivery
 from service.workers.jobs import (
     JOB_FUNCTIONS,
     STEPS_PER_JOB,
@@ -25,7 +29,9 @@ from service.workers.jobs import (
     Jobs,
     JobSettings,
     StepOutcome,
+    deliver,
     notify,
+    start_deliveries,
     sweep,
     system_step,
     system_step_key,
@@ -372,21 +378,154 @@ def test_an_automatic_step_runs_while_every_notification_thread_is_stuck(
         release.set()
 
 
-def test_the_in_process_runner_admits_a_bounded_number_of_deliveries_per_receiver(
-    tmp_path: Path,
-) -> None:
-    built = build(tmp_path, "in-process", sweep_interval=3600, webhook_per_receiver=2)
-    slot = built.jobs.receiver_slot
-    try:
-        with (
-            slot("203.0.113.9") as first,
-            slot("203.0.113.9") as second,
-            slot("203.0.113.9") as third,
-            slot("198.51.100.7") as other,
+# -- webhook deliveries in lanes (service.application.webhook_lanes) ------------------------
+
+HOSTILE, HONEST = "address:203.0.113.66", "address:198.51.100.7"
+
+
+def pending_deliveries(services: Any, game_id: str, url: str, lane: str, count: int) -> list[str]:
+    """A webhook of ``lane`` to ``url`` with ``count`` deliveries due now; their ids."""
+    webhook = new_webhook(game_id, url, "s" * 16, ["action"], {"seat": 0}, 1, lane)
+    made = [new_delivery(webhook, "action", 2 + number, {}) for number in range(count)]
+    services.jobs.state.add_webhook(webhook)
+    assert services.jobs.state.claim(webhook, 1 + count, made)
+    return [delivery["id"] for delivery in made]
+
+
+def started(services: Any) -> list[str]:
+    """The deliveries handed to the queue so far, in order (and forgets them)."""
+    found = [args[1] for name, args in services.jobs.enqueued if name == "deliver"]
+    services.jobs.enqueued.clear()
+    return found
+
+
+def run_started(services: Any) -> list[str]:
+    """Run the deliver jobs queued so far, one after another, as one worker would; their
+    statuses (each may queue more: they are run too, in turn)."""
+    statuses = []
+    while jobs := [args for name, args in services.jobs.enqueued if name == "deliver"]:
+        services.jobs.enqueued.clear()
+        statuses += [deliver(services, *args) for args in jobs]
+    return statuses
+
+
+@pytest.fixture
+def lanes(tmp_path: Path) -> Iterator[FakeServices]:
+    """Deliveries only recorded when started; four in flight per owner, two per receiver."""
+    built = build(
+        tmp_path,
+        "manual",
+        webhook_per_owner=4,
+        webhook_per_receiver=2,
+        webhook_breaker_failures=2,
+        webhook_breaker_seconds=300,
+        webhook_retry_base=600,
+        webhook_allow_hosts="127.0.0.1",
+    )
+    yield built
+    built.jobs.close()
+    built.store.close()
+
+
+def test_owners_take_turns_and_no_owner_has_more_than_its_share_in_flight(lanes: Any) -> None:
+    games = {}
+    for n in range(5):
+        for delivery_id in pending_deliveries(
+            lanes, f"h{n}", f"http://dead{n}.example/", HOSTILE, 2
         ):
-            assert (first, second, third, other) == (True, True, False, True)
-        with slot("203.0.113.9") as again:
-            assert again
-    finally:
-        built.jobs.close()
-        built.store.close()
+            games[delivery_id] = f"h{n}"
+    (honest,) = pending_deliveries(lanes, "o1", "http://alive.example/", HONEST, 1)
+    assert start_deliveries(lanes) == 5
+    first = started(lanes)
+    # The hostile owner's four places, and the honest owner's delivery second, not eleventh.
+    assert first[1] == honest
+    assert set(first) - {honest} <= set(games)
+    # The hostile owner's places are all taken: a second look starts nothing new (the same
+    # jobs, which a runner queues once).
+    start_deliveries(lanes)
+    assert set(started(lanes)) == set(first)
+    # One ends (its place given back): the owner's next delivery takes it, and only that one.
+    done = lanes.jobs.state.delivery(games[first[0]], first[0])
+    lanes.jobs.state.save_delivery({**done, "status": "delivered", "next_attempt_at": None})
+    keys = [key for key, _ in lanes.jobs.settings.in_flight_caps(HOSTILE, done["receiver"])]
+    lanes.jobs.leases.release(f"{first[0]}:1", keys)
+    start_deliveries(lanes)
+    assert len(set(started(lanes)) - set(first)) == 1
+
+
+def test_a_receivers_backlog_never_stands_before_its_owners_other_receivers(lanes: Any) -> None:
+    pending_deliveries(lanes, "g1", "http://dead.example/", HOSTILE, 6)
+    (alive,) = pending_deliveries(lanes, "g2", "http://alive.example/", HOSTILE, 1)
+    start_deliveries(lanes)
+    first = started(lanes)
+    # Two to the dead receiver (its own cap), and the owner's other receiver in its turn.
+    assert len(first) == 3 and alive in first
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:  # nobody listens here once it is closed
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_receiver_that_fails_so_many_times_in_a_row_is_paused_and_its_deliveries_put_off(
+    lanes: Any,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/hook"
+    made = pending_deliveries(lanes, "g1", url, HOSTILE, 4)
+    start_deliveries(lanes)
+    statuses = run_started(lanes)
+    assert statuses == ["pending"] * 4
+    deliveries = [lanes.jobs.state.delivery("g1", delivery_id) for delivery_id in made]
+    attempted = [d for d in deliveries if d["attempts"]]
+    put_off = [d for d in deliveries if not d["attempts"]]
+    # Two attempts failed to connect (MEEPLE_WEBHOOK_BREAKER_FAILURES); the rest waited.
+    assert [a["outcome"] for d in attempted for a in d["attempts"]] == ["connection_failed"] * 2
+    receiver = receiver_of(url)
+    record = lanes.jobs.state.receivers([receiver])[receiver]
+    pause = public_pause(record, time.time())
+    assert pause is not None
+    assert (pause["state"], pause["reason"], pause["failures"]) == (
+        "paused",
+        "connection_failed",
+        2,
+    )
+    assert len(put_off) == 2
+    assert all(d["next_attempt_at"] == record["paused_until"] for d in put_off)
+    # Nothing is left holding a place in flight.
+    for key, _ in lanes.jobs.settings.in_flight_caps(HOSTILE, receiver):
+        assert lanes.jobs.leases.held(key, time.time()) == 0
+    assert start_deliveries(lanes) == 0
+
+
+def test_once_the_pause_is_over_one_delivery_probes_the_receiver(lanes: Any) -> None:
+    url = "http://probed.example/"
+    pending_deliveries(lanes, "g1", url, HOSTILE, 3)
+    over = {
+        "failures": 2,
+        "reason": "timeout",
+        "paused_until": time.time() - 1,
+        "probe_until": None,
+    }
+    lanes.jobs.state.update_receiver(receiver_of(url), lambda record: over)
+    assert start_deliveries(lanes) == 1
+    assert len(started(lanes)) == 1
+
+
+def test_a_probe_that_is_answered_ends_the_receivers_pause(
+    lanes: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhook_delivery, "post", lambda *_: 204)
+    monkeypatch.setattr(notifications, "resolve_host", lambda host, port: ["127.0.0.1"])
+    url = "http://probed.example/"
+    pending_deliveries(lanes, "g1", url, HOSTILE, 1)
+    over = {
+        "failures": 9,
+        "reason": "timeout",
+        "paused_until": time.time() - 1,
+        "probe_until": None,
+    }
+    lanes.jobs.state.update_receiver(receiver_of(url), lambda record: over)
+    start_deliveries(lanes)
+    assert run_started(lanes) == ["delivered"]
+    assert lanes.jobs.state.receivers([receiver_of(url)]) == {}

@@ -4,6 +4,7 @@ may be sent (resolving, vetting, pinning): tests/unit/test_webhook_egress.py."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -336,3 +337,138 @@ def test_a_reminder_is_taken_once_for_each_time_it_falls_due_and_a_newer_one_rep
     state.clear_reminder("g1", "w1", 0)
     state.clear_reminder("g2", "w2", 1, version=7)
     assert state.reminders_due_before(10_000.0) == []
+
+
+# -- lanes and receivers (service.application.webhook_lanes) ----------------------------------
+
+
+def laned_webhook(game_id: str, url: str, lane: str) -> dict[str, Any]:
+    return new_webhook(game_id, url, "s" * 16, ["action"], {"seat": 0}, 1, lane)
+
+
+def pending(state: JobState, webhook: dict[str, Any], *due_at: float) -> list[dict[str, Any]]:
+    """Deliveries of the webhook due at those times, stored as notify stores them."""
+    made = []
+    for number, moment in enumerate(due_at):
+        delivery = new_delivery(webhook, "action", 2 + number, {})
+        delivery["next_attempt_at"] = moment
+        made.append(delivery)
+    state.add_webhook(webhook)
+    assert state.claim(webhook, webhook["cursor"] + len(made), made)
+    return made
+
+
+def ids(found: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, dict[str, list[str]]]:
+    return {
+        lane: {receiver: [d["id"] for d in due] for receiver, due in queues.items()}
+        for lane, queues in found.items()
+    }
+
+
+def test_due_deliveries_are_found_by_lane_and_receiver_soonest_first(state: JobState) -> None:
+    hostile, honest = "address:203.0.113.66", "address:198.51.100.7"
+    dead = laned_webhook("g1", "http://dead.example/", hostile)
+    alive = laned_webhook("g2", "http://alive.example/", hostile)
+    theirs = laned_webhook("g3", "http://theirs.example/", honest)
+    d1, d2, d3, later = pending(state, dead, 10.0, 11.0, 12.0, 90.0)
+    (a1,) = pending(state, alive, 15.0)
+    (o1,) = pending(state, theirs, 13.0)
+    found = state.due_by_lane(20.0, per_receiver=2)
+    assert ids(found) == {
+        hostile: {
+            "http://dead.example:80": [d1["id"], d2["id"]],
+            "http://alive.example:80": [a1["id"]],
+        },
+        honest: {"http://theirs.example:80": [o1["id"]]},
+    }
+    assert list(found) == [hostile, honest]  # the lane that has waited longest first
+    assert ids(state.due_by_lane(20.0, per_receiver=5, lanes=[honest])) == {
+        honest: {"http://theirs.example:80": [o1["id"]]}
+    }
+    # A delivery taken (in flight, or put off) or done leaves its queue's due ones.
+    assert state.take_delivery("g1", d1["id"], 0, now=20.0, until=60.0) is not None
+    state.save_delivery({**d2, "status": "delivered", "next_attempt_at": None})
+    state.save_delivery({**o1, "status": "failed", "next_attempt_at": None})
+    assert ids(state.due_by_lane(20.0, per_receiver=5)) == {
+        hostile: {"http://dead.example:80": [d3["id"]], "http://alive.example:80": [a1["id"]]}
+    }
+    assert ids(state.due_by_lane(100.0, per_receiver=5, lanes=[hostile]))[hostile][
+        "http://dead.example:80"
+    ] == [d3["id"], d1["id"], later["id"]]  # d1 due again at 60
+    assert state.due_by_lane(100.0, per_receiver=5, lanes=["address:192.0.2.1"]) == {}
+
+
+def test_a_lane_is_not_a_prefix_of_another(state: JobState) -> None:
+    pending(state, laned_webhook("g1", "http://a.example/", "address:203.0.113.4"), 10.0)
+    (other,) = pending(
+        state, laned_webhook("g2", "http://a.example/", "address:203.0.113.40"), 10.0
+    )
+    found = state.due_by_lane(20.0, per_receiver=5, lanes=["address:203.0.113.40"])
+    assert ids(found) == {"address:203.0.113.40": {"http://a.example:80": [other["id"]]}}
+
+
+def test_a_receivers_record_changes_atomically_and_none_removes_it(state: JobState) -> None:
+    assert state.receivers(["http://a.example:80"]) == {}
+
+    def count(record: dict[str, Any] | None) -> dict[str, Any]:
+        return {"failures": (record or {"failures": 0})["failures"] + 1}
+
+    threads = [
+        threading.Thread(target=state.update_receiver, args=("http://a.example:80", count))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert state.receivers(["http://a.example:80", "http://b.example:80"]) == {
+        "http://a.example:80": {"failures": 8}
+    }
+    assert state.update_receiver("http://a.example:80", lambda record: None) is None
+    assert state.receivers(["http://a.example:80"]) == {}
+
+
+def test_a_jobs_file_from_before_lanes_files_its_pending_deliveries_in_their_games_lanes(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "meeple.jobs.db"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE deliveries (ord INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL"
+        " UNIQUE, webhook_id TEXT NOT NULL, game_id TEXT NOT NULL, status TEXT NOT NULL,"
+        " next_attempt_at REAL, record TEXT NOT NULL)"
+    )
+    record = {"id": "d1", "webhook_id": "w1", "game_id": "g1", "status": "pending",
+              "attempts": [], "next_attempt_at": 10.0}  # fmt: skip
+    old.execute(
+        "INSERT INTO deliveries (id, webhook_id, game_id, status, next_attempt_at, record)"
+        " VALUES ('d1', 'w1', 'g1', 'pending', 10.0, ?)",
+        (json.dumps(record),),
+    )
+    old.commit()
+    old.close()
+    state = SQLiteJobState(path)
+    try:
+        assert ids(state.due_by_lane(20.0, per_receiver=5)) == {"game:g1": {"": ["d1"]}}
+    finally:
+        state.close()
+
+
+def test_pending_deliveries_from_before_lanes_are_filed_in_their_lanes_on_redis(
+    request: pytest.FixtureRequest,
+) -> None:
+    url = request.getfixturevalue("redis_server_url").rsplit("/", 1)[0]
+    client = redis.Redis.from_url(f"{url}/{JOB_STATE_DB}", decode_responses=True)
+    client.flushdb()
+    record = {"id": "d1", "webhook_id": "w1", "game_id": "g1", "status": "pending",
+              "attempts": [], "next_attempt_at": 10.0}  # fmt: skip
+    # What a build before lanes stored: the delivery, and the one index of all that are due.
+    client.set("meeple:{g1}:delivery:d1", json.dumps(record))
+    client.zadd(RedisJobState.DUE_DELIVERIES, {"g1:d1": 10.0})
+    state = RedisJobState(client)
+    try:
+        assert ids(state.due_by_lane(20.0, per_receiver=5)) == {"game:g1": {"": ["d1"]}}
+    finally:
+        state.close()

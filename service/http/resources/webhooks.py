@@ -9,24 +9,29 @@ view's docstring (the convention of ``service.http.openapi``).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, url_for
+from flask import Blueprint, Response, jsonify, request, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from service.application import commands
 from service.application.auth import AuthError, Viewer
+from service.application.webhook_lanes import FAILURES, public_pause
 from service.application.webhooks import (
     MAX_URL_LENGTH,
     OUTCOMES,
     WEBHOOK_EVENTS,
     WebhookError,
     new_webhook,
+    owner_lane,
     public_delivery,
     public_webhook,
+    receiver_of,
     vet_url,
 )
 from service.http.errors import ApiError
+from service.http.limits import client_address
 from service.http.shared import authenticate, json_body, services
 
 bp = Blueprint("webhooks", __name__)
@@ -111,6 +116,37 @@ class DeliverySchema(Schema):
     created_at = fields.String(required=True)
 
 
+class ReceiverPauseSchema(Schema):
+    """The webhook's receiver is paused: it timed out or could not be reached too many times
+    in a row (``MEEPLE_WEBHOOK_BREAKER_FAILURES``), for whichever webhooks go there."""
+
+    state = fields.String(
+        required=True,
+        validate=validate.OneOf(["paused", "probing"]),
+        metadata={
+            "description": "``paused``: its deliveries are put off until ``until``, no attempt "
+            "counted; ``probing``: the pause is over and one delivery at a time tries the "
+            "receiver; an answer (any HTTP status) ends the pause, another failure pauses it "
+            "again for ``MEEPLE_WEBHOOK_BREAKER_SECONDS``"
+        },
+    )
+    reason = fields.String(
+        required=True,
+        validate=validate.OneOf(FAILURES),
+        metadata={"description": "The outcome of its last failed attempt"},
+    )
+    failures = fields.Integer(
+        required=True, metadata={"description": "Attempts in a row that failed so"}
+    )
+    until = fields.Integer(
+        required=True,
+        metadata={
+            "description": "Unix time (seconds): ``paused``, when a probe may try it; "
+            "``probing``, when the probe has its answer at the latest"
+        },
+    )
+
+
 class WebhookSchema(Schema):
     id = fields.String(required=True)
     url = fields.String(required=True)
@@ -123,6 +159,11 @@ class WebhookSchema(Schema):
     deliveries = fields.List(
         fields.Nested(DeliverySchema),
         metadata={"description": "The latest deliveries, newest first"},
+    )
+    pause = fields.Nested(
+        ReceiverPauseSchema,
+        allow_none=True,
+        metadata={"description": "Whether its receiver is paused, and why (null: it is not)"},
     )
 
 
@@ -170,6 +211,14 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
         operator allows the host (``MEEPLE_WEBHOOK_ALLOW_HOSTS``). Redirects are not
         followed. A seat may hold ``MEEPLE_WEBHOOK_MAX_PER_SEAT`` webhooks of a game, and
         a game's seats ``MEEPLE_WEBHOOK_MAX_PER_GAME`` together.
+
+        Every webhook a client registers (from one address, in any game, for any seat)
+        shares that client's lane: at most ``MEEPLE_WEBHOOK_PER_OWNER`` of its deliveries
+        are in flight at once, and at most ``MEEPLE_WEBHOOK_PER_RECEIVER`` to one receiver
+        (scheme, host and port); the lanes take turns. A receiver whose attempts time out
+        or cannot connect ``MEEPLE_WEBHOOK_BREAKER_FAILURES`` times in a row is paused for
+        ``MEEPLE_WEBHOOK_BREAKER_SECONDS`` (its deliveries wait, no attempt counted), then
+        probed by one delivery; ``listWebhooks`` shows the pause (``pause``).
       security: [{seatToken: []}, {adminKey: []}]
       requestBody:
         required: true
@@ -228,11 +277,13 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
     game, viewer = _owner_viewer(game_id)
     body = WebhookCreateSchema().load(json_body())
     owner = {"admin": True} if viewer.admin else {"seat": viewer.seat}
+    # Whose share of delivery it takes: the client's, whichever game and seat it is for.
+    lane = owner_lane(None if viewer.admin else client_address(request.remote_addr))
     settings = services().jobs.settings
     try:
         vet_url(body["url"], settings.allow_list)
         webhook = new_webhook(
-            game_id, body["url"], body["secret"], body["events"], owner, game.version
+            game_id, body["url"], body["secret"], body["events"], owner, game.version, lane
         )
     except WebhookError as error:
         raise ApiError(
@@ -258,7 +309,8 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
     if not services().jobs.state.add_webhook(webhook, fits=within_caps):
         raise ApiError(409, "too_many_webhooks", refusal[0] + " Remove one first.")
     location = url_for("webhooks.list_webhooks", game_id=game_id) + f"#{webhook['id']}"
-    return jsonify({**public_webhook(webhook), "deliveries": []}), 201, {"Location": location}
+    shown = {**public_webhook(webhook), "deliveries": [], "pause": None}
+    return jsonify(shown), 201, {"Location": location}
 
 
 @bp.get("/games/<game_id>/webhooks")
@@ -272,7 +324,9 @@ def list_webhooks(game_id: str) -> Response:
       security: [{seatToken: []}, {adminKey: []}]
       responses:
         200:
-          description: The webhooks, oldest first, each with its latest deliveries.
+          description: >
+            The webhooks, oldest first, each with its latest deliveries and its receiver's
+            pause, if the receiver is paused.
           content:
             application/json:
               schema: WebhookListSchema
@@ -280,15 +334,17 @@ def list_webhooks(game_id: str) -> Response:
     """
     _, viewer = _owner_viewer(game_id)
     state = services().jobs.state
+    mine = [webhook for webhook in state.webhooks(game_id) if _owned_by(webhook, viewer)]
+    breakers = state.receivers(sorted({receiver_of(webhook["url"]) for webhook in mine}))
+    now = time.time()
     listed = []
-    for webhook in state.webhooks(game_id):
-        if not _owned_by(webhook, viewer):
-            continue
+    for webhook in mine:
         deliveries = state.recent_deliveries(game_id, webhook["id"], LISTED_DELIVERIES)
         listed.append(
             {
                 **public_webhook(webhook),
                 "deliveries": [public_delivery(delivery) for delivery in deliveries],
+                "pause": public_pause(breakers.get(receiver_of(webhook["url"])), now),
             }
         )
     return jsonify({"webhooks": listed})
