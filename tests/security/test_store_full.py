@@ -106,13 +106,19 @@ def test_a_full_redis_answers_503_store_full_to_writes_and_health_says_so(
     services.close()
 
 
-def test_a_full_sqlite_disk_answers_503_store_full_and_health_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _on_sqlite(tmp_path: Path) -> tuple[Any, FlaskClient, dict[str, Any]]:
+    """The service on an SQLite store, its test client and a new game."""
     config = load_config({}, store_url=f"sqlite:///{tmp_path / 'events.db'}", rate_limits=False)
     services = bootstrap(config)
     client = create_app(services=services).test_client()
     game = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
+    return services, client, game
+
+
+def test_a_full_sqlite_disk_answers_503_store_full_and_health_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services, client, game = _on_sqlite(tmp_path)
     assert client.get("/health").json["store_writes"] is True
 
     # The disk under the database nearly full: /health says so before SQLite fails.
@@ -139,10 +145,7 @@ def test_a_full_sqlite_disk_answers_503_store_full_and_health_says_so(
 def test_an_sqlite_error_outside_the_event_store_is_a_503_not_a_500(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = load_config({}, store_url=f"sqlite:///{tmp_path / 'events.db'}", rate_limits=False)
-    services = bootstrap(config)
-    client = create_app(services=services).test_client()
-    game = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
+    services, client, game = _on_sqlite(tmp_path)
 
     def locked(*args: Any, **kwargs: Any) -> Any:
         raise sqlite3.OperationalError("database is locked")
