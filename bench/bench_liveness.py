@@ -43,7 +43,7 @@ from bench.bench_http import (
 
 #: Human games played in each phase (round-robin, so each action usually finds its game
 #: ready rather than waiting for its automatic step).
-GAMES = 16
+GAMES = 48
 #: Seconds the bot game is given to start thinking before the phase with it is measured.
 BOT_START = 2.0
 
@@ -151,6 +151,7 @@ def measure(port: int, seconds: float) -> tuple[dict[str, list[float]], dict[str
             "POST", "/games", {"ruleset": "impendium", "players": [bot] * 3}, ADMIN_KEY
         )
         assert status == 201, bots
+        client.close()  # the server closes an idle keep-alive connection; the next call reconnects
         time.sleep(BOT_START)
         busy = phase(client, other[GAMES // 2 :], reading["id"], seconds)
         status, info, _ = client.call("GET", f"/games/{bots['id']}")

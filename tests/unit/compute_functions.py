@@ -44,3 +44,12 @@ def fails(report: Any = None) -> None:
 def noisy(report: Any = None) -> str:
     print("a line on stdout that is not an answer")
     return "answered"
+
+
+def scheduling(report: Any = None) -> dict[str, Any]:
+    """How the child is scheduled: its niceness, policy and the cores it may use."""
+    return {
+        "nice": os.nice(0),
+        "policy": os.sched_getscheduler(0),
+        "cores": sorted(os.sched_getaffinity(0)),
+    }

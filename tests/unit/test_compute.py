@@ -10,6 +10,8 @@ import threading
 import pytest
 
 from service.workers.compute import (
+    NICENESS,
+    SERVING_CORES,
     CallFailed,
     ComputeClosed,
     ComputePool,
@@ -43,6 +45,15 @@ def test_a_call_runs_in_a_child_process_and_answers(pool: ComputePool) -> None:
     assert pool.processes() == [child]
     # The child is kept for the next call.
     assert pool.run(f"{FUNCTIONS}:pid", (), 30) == child
+
+
+def test_a_child_gives_way_to_the_server_and_keeps_off_its_core(pool: ComputePool) -> None:
+    mine = sorted(os.sched_getaffinity(0))
+    seen = pool.run(f"{FUNCTIONS}:scheduling", (), 30)
+    assert seen["nice"] >= os.nice(0) + NICENESS or seen["nice"] == 19
+    assert seen["policy"] == os.SCHED_IDLE
+    # With more cores than the server's reserve, the first is the server's alone.
+    assert seen["cores"] == (mine[SERVING_CORES:] if len(mine) > SERVING_CORES else mine)
 
 
 def test_what_a_child_prints_is_not_taken_for_its_answer(pool: ComputePool) -> None:
