@@ -19,7 +19,7 @@ PORT ?= 8000
 run: $(BIN)/.installed ## serve the API on the embedded default (SQLite under ./var, jobs in-process)
 	$(BIN)/meeple serve --host $(HOST) --port $(PORT)
 
-worker: $(BIN)/.installed ## RQ workers, one process per queue group: steps and notifications, bots, analyses (needs MEEPLE_REDIS_URL)
+worker: $(BIN)/.installed ## RQ workers, a process per queue group: steps, notifications (2), bots (2), analyses (needs MEEPLE_REDIS_URL)
 	$(BIN)/meeple worker
 
 test: $(BIN)/.installed ## the whole suite; Redis tests start their own redis-server, browser tests drive chromium

@@ -7,7 +7,8 @@ seeds, one action at a time), a game against an MCTS bot, and a webhook on one o
 to a receiver of its own. Each attack of issue 36 runs in a process of its own from other
 loopback addresses (127.0.0.x: every address is an owner), within every limit, for
 ``MEEPLE_BENCH_SECONDS`` (default 8) seconds while the honest side is measured, after the
-same measurement with no attack (quiet):
+same measurement with no attack (quiet), each attack on a deployment of its own
+(``MEEPLE_BENCH_ATTACKS=bots,reads`` runs some of them):
 
 - ``store``: ten addresses creating games and growing them with undo and redo;
 - ``bots``: one address's all-bot games at the largest MCTS budget;
@@ -355,16 +356,21 @@ def deployment(scratch: Path) -> Iterator[int]:
 
 def run(report: Callable[..., None]) -> None:
     seconds = float(os.environ.get("MEEPLE_BENCH_SECONDS", "8"))
+    wanted = os.environ.get("MEEPLE_BENCH_ATTACKS", "").split(",")
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="meeple-bench-neighbours-") as scratch:
         receiver = Receiver()
         try:
-            with deployment(Path(scratch)) as port:
-                honest = Honest(port, receiver)
-                quiet = honest.play(seconds)
-                counts = ", ".join(f"{len(v)} {k}" for k, v in quiet.items())
-                print(f"   quiet: {counts}", flush=True)
-                for name in ATTACKS:
+            for name in ATTACKS:
+                if wanted != [""] and name not in wanted:
+                    continue
+                # A deployment of its own for each attack: what one attack leaves behind (bot
+                # games still thinking, deliveries still due) must not weigh on the next.
+                directory = Path(scratch) / name
+                directory.mkdir()
+                with deployment(directory) as port:
+                    honest = Honest(port, receiver)
+                    quiet = honest.play(seconds)
                     stop_at = time.time() + RAMP + seconds + 1.0
                     attacker = context.Process(
                         target=_attack, args=(name, port, honest.watched.game_id, stop_at)
@@ -375,18 +381,18 @@ def run(report: Callable[..., None]) -> None:
                     attacker.join(timeout=RAMP + seconds + 30)
                     if attacker.is_alive():
                         attacker.kill()
-                    counts = ", ".join(f"{len(v)} {k}" for k, v in busy.items())
-                    print(f"   {name}: {counts}", flush=True)
-                    for kind in ("action", "bot turn", "webhook"):
-                        if not busy[kind] or not quiet[kind]:
-                            print(f"   {name}: no {kind} measured", flush=True)
-                            continue
-                        report(
-                            f"neighbours {name}: p99 honest {kind} (lower is better)",
-                            percentile(busy[kind], 0.99) * 1000,
-                            "ms",
-                            percentile(quiet[kind], 0.99) * 1000,
-                            "quiet",
-                        )
+                counts = ", ".join(f"{len(busy[k])}/{len(quiet[k])} {k}" for k in busy)
+                print(f"   {name}: {counts} (attacked / quiet)", flush=True)
+                for kind in ("action", "bot turn", "webhook"):
+                    if not busy[kind] or not quiet[kind]:
+                        print(f"   {name}: no {kind} measured", flush=True)
+                        continue
+                    report(
+                        f"neighbours {name}: p99 honest {kind} (lower is better)",
+                        percentile(busy[kind], 0.99) * 1000,
+                        "ms",
+                        percentile(quiet[kind], 0.99) * 1000,
+                        "quiet",
+                    )
         finally:
             receiver.close()

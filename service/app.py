@@ -15,6 +15,7 @@ from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 from service.http.attention import install_attention
 from service.http.errors import register_error_handlers
+from service.http.fair_requests import install_fair_requests
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
 from service.http.read_cache import install_read_cache
@@ -47,6 +48,9 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.json = StrictJSONProvider(app)
     app.json.max_depth = config.max_json_depth
     app.json.sort_keys = False
+    if config.request_slots:
+        # Inside ProxyFix (wrapped next), so that the address it charges is the client's.
+        install_fair_requests(app, config.request_slots, config.admin_key)
     if config.trusted_proxies:
         # remote_addr becomes the address the outermost trusted proxy saw; without proxies
         # X-Forwarded-For is the client's own claim and is ignored.

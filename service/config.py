@@ -92,6 +92,10 @@ class Config:
     #: MEEPLE_WAITS_PER_ADDRESS: answers waiting at once for one client address in one API
     #: process; beyond it an action is answered at once, as without ``Prefer: wait``.
     waits_per_address: int = 16
+    #: MEEPLE_REQUEST_SLOTS: requests each API process runs at once; the others wait for a
+    #: place, given out to the owner that used the process least of late first
+    #: (service.application.request_shares). 0: every request runs as it comes.
+    request_slots: int = 2
     #: MEEPLE_RATE_LIMIT_LOBBY_GAMES: POST /games with an open or a bot seat, per client
     #: address (on top of MEEPLE_RATE_LIMIT_GAMES): such games wait or cost bot work.
     rate_limit_lobby_games: str = "5/minute;30/hour"
@@ -144,6 +148,7 @@ _ENV_NAMES = {
     "audit_cache_size": "MEEPLE_AUDIT_CACHE_SIZE",
     "max_wait_seconds": "MEEPLE_MAX_WAIT",
     "waits_per_address": "MEEPLE_WAITS_PER_ADDRESS",
+    "request_slots": "MEEPLE_REQUEST_SLOTS",
     "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
     "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
     "rate_limit_invalid_tokens": "MEEPLE_RATE_LIMIT_INVALID_TOKENS",
@@ -175,6 +180,7 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "audit_cache_size",
     "max_wait_seconds",
     "waits_per_address",
+    "request_slots",
     "max_open_games",
     "max_bot_games",
     "max_bot_games_per_owner",
@@ -235,7 +241,7 @@ def _check(config: Config) -> None:
         raise ConfigError("MEEPLE_TRUSTED_PROXIES cannot be negative")
     for name in RATE_LIMITS:
         _check_rate_limit(_ENV_NAMES[name], getattr(config, name))
-    for name in ("max_wait_seconds", "waits_per_address"):
+    for name in ("max_wait_seconds", "waits_per_address", "request_slots"):
         if getattr(config, name) < 0:
             raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     for name in ("max_undo_steps", "max_page"):

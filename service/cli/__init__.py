@@ -46,9 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--queue",
         action="append",
         choices=["steps", "notifications", "bots", "analyses"],
-        help="serve only this queue (repeatable). Without it, one worker process per group: "
-        "steps and notifications, bots, analyses (so a step never waits behind a bot or an "
-        "analysis)",
+        help="serve only this queue (repeatable). Without it, a worker process per group: "
+        "steps, notifications (two), bots (two), analyses (so a step never waits behind a "
+        "bot, an analysis or a delivery, and no owner holds a whole queue)",
     )
     worker.set_defaults(handler=run_worker)
 

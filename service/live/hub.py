@@ -41,6 +41,7 @@ import redis
 
 from events.envelope import Envelope
 from projections.fold import Game
+from service.application import request_shares
 from service.application.live_status import Standing, fold_standings, standing
 from service.application.visibility import sealed_until
 
@@ -254,8 +255,10 @@ class Watcher:
     def wait(self, timeout: float) -> bool:
         """Whether news came (or the server asks streams to end) within ``timeout`` seconds.
 
-        The wake-up is used up: an append after this returns wakes the next wait."""
-        came = self._event.wait(max(0.0, timeout))
+        The wake-up is used up: an append after this returns wakes the next wait. A request
+        that waits here gives its place in the process back meanwhile (``request_shares``)."""
+        with request_shares.aside():
+            came = self._event.wait(max(0.0, timeout))
         self._event.clear()
         return bool(came)
 

@@ -1,17 +1,23 @@
-"""``meeple worker`` with no ``--queue``: one RQ worker process per group of queues, so that a
-step never waits behind a bot thinking or an analysis searching (docs/operations.md, "What a
-worker does").
+"""``meeple worker`` with no ``--queue``: RQ worker processes per group of queues, so that no
+client's work waits behind another's (docs/operations.md, "What a worker does").
 
 An RQ worker runs one job at a time. One worker serving every queue would hold the next
-automatic step back for as long as a bot's search (up to ``MEEPLE_BOT_MAX_SECONDS``) or an
-analysis (up to ``MEEPLE_ANALYSIS_MAX_SECONDS``) runs. So the plain command starts one
-process for each of ``GROUPS`` (each is ``meeple worker --queue ...``, what compose runs as
-services of their own), restarts one that dies (after a pause that doubles up to
-``MAX_PAUSE``), and on SIGTERM or SIGINT asks them all to stop and waits for them.
+automatic step back for as long as a bot's search (up to ``MEEPLE_BOT_MAX_SECONDS``), an
+analysis (up to ``MEEPLE_ANALYSIS_MAX_SECONDS``) or a webhook attempt at a receiver that never
+answers (``MEEPLE_WEBHOOK_TIMEOUT``) runs; and one worker per queue would let one owner's bot
+game or black-hole webhooks hold that queue for everyone. So the plain command starts
+``GROUPS``: the automatic steps alone, two notification workers, two bot workers and one
+analyses worker (each is ``meeple worker --queue ...``, what compose runs as services of its
+own). One owner holds at most one bot turn at a time (``MEEPLE_BOT_TURNS_PER_OWNER``), and,
+unless ``MEEPLE_WEBHOOK_PER_OWNER`` says otherwise, one webhook attempt at a time
+(``OWNER_DELIVERIES``): another owner's always finds a worker free. The supervisor restarts a
+worker that dies (after a pause that doubles up to ``MAX_PAUSE``), and on SIGTERM or SIGINT
+asks them all to stop and waits for them.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -22,7 +28,18 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 #: The queue groups of a plain ``meeple worker``, one process each (``--queue`` names).
-GROUPS: tuple[tuple[str, ...], ...] = (("steps", "notifications"), ("bots",), ("analyses",))
+GROUPS: tuple[tuple[str, ...], ...] = (
+    ("steps",),
+    ("notifications",),
+    ("notifications",),
+    ("bots",),
+    ("bots",),
+    ("analyses",),
+)
+#: Webhook attempts one owner may have in flight at once across the workers, when
+#: ``MEEPLE_WEBHOOK_PER_OWNER`` is not set: fewer than the notification workers, so an owner
+#: whose receivers never answer holds one of them and the others go on delivering.
+OWNER_DELIVERIES = sum(group == ("notifications",) for group in GROUPS) - 1
 #: Seconds a stopping supervisor gives its workers (an RQ worker ends its job first).
 STOP_GRACE = 30.0
 #: Seconds before a worker that died is started again; doubled each time it dies soon
@@ -48,6 +65,14 @@ class Member:
     def name(self) -> str:
         return " and ".join(self.queues)
 
+    def environment(self) -> dict[str, str]:
+        """The worker's environment: the supervisor's, with the per-owner share of webhook
+        attempts the group's shape needs when none is set."""
+        env = dict(os.environ)
+        if not env.get("MEEPLE_WEBHOOK_PER_OWNER", "").strip():
+            env["MEEPLE_WEBHOOK_PER_OWNER"] = str(max(1, OWNER_DELIVERIES))
+        return env
+
     def command(self) -> list[str]:
         return [
             sys.executable,
@@ -72,7 +97,7 @@ def supervise(groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5) -> 
             _start(member)
         started = ", ".join(f"{m.name} (pid {m.process.pid})" for m in members if m.process)
         print(
-            f"meeple worker: one process per queue group: {started}; "
+            f"meeple worker: a process per queue group: {started}; "
             "`meeple worker --queue NAME` runs one group alone",
             file=sys.stderr,
             flush=True,
@@ -89,7 +114,7 @@ def supervise(groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5) -> 
 
 
 def _start(member: Member) -> None:
-    member.process = subprocess.Popen(member.command())
+    member.process = subprocess.Popen(member.command(), env=member.environment())
     member.started_at = time.monotonic()
     member.restart_at = None
 
