@@ -101,6 +101,9 @@ class Config:
     rate_limit_lobby_games: str = "5/minute;30/hour"
     #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
     rate_limit_seats: str = "30/minute;300/hour"
+    #: MEEPLE_RATE_LIMIT_HISTORY_READS: reads of a game's events, timeline, audit or export
+    #: per client address (each may read a whole log; its answer is cached per version).
+    rate_limit_history_reads: str = "20/second;600/minute"
     #: MEEPLE_RATE_LIMIT_INVALID_TOKENS: answers ``invalid_token`` per client address; an
     #: address over it is refused every token (429 ``too_many_invalid_tokens``) for the
     #: window it filled.
@@ -151,6 +154,7 @@ _ENV_NAMES = {
     "request_slots": "MEEPLE_REQUEST_SLOTS",
     "rate_limit_lobby_games": "MEEPLE_RATE_LIMIT_LOBBY_GAMES",
     "rate_limit_seats": "MEEPLE_RATE_LIMIT_SEATS",
+    "rate_limit_history_reads": "MEEPLE_RATE_LIMIT_HISTORY_READS",
     "rate_limit_invalid_tokens": "MEEPLE_RATE_LIMIT_INVALID_TOKENS",
     "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
@@ -198,6 +202,7 @@ RATE_LIMITS = (
     "rate_limit_lobby_games",
     "rate_limit_seats",
     "rate_limit_invalid_tokens",
+    "rate_limit_history_reads",
 )
 
 

@@ -1,7 +1,8 @@
 """Rate limits: what an anonymous client, one token or one address may start, and how many
 invalid tokens one address may send.
 
-Creating a game and branching one are counted per client address (``request.remote_addr``,
+Creating a game, branching one and reading games' histories (events, timeline, audit,
+export) are counted per client address (``request.remote_addr``,
 the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front; an IPv6
 address counts as its /64 network); actions, undo/redo and branching with a token are counted
 per token, under a hash of it, once the token has proved itself (a request without a token
@@ -90,6 +91,10 @@ RULES = (
          ("api.create_game",), only_lobby_games=True),
     Rule("rate_limit_seats", "seats", "Too many seat changes from this address", "address",
          ("lobby.join_seat", "lobby.leave_seat", "lobby.post_seat_token", "lobby.post_seat_bot")),
+    Rule("rate_limit_history_reads", "history-reads",
+         "Too many reads of games' histories from this address", "address",
+         ("api.get_events", "time_travel.get_timeline", "audits.get_audit",
+          "audits.get_export")),
 )  # fmt: skip
 
 #: Every endpoint that may answer 429 (openapi.yaml says so).
