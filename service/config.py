@@ -102,7 +102,8 @@ class Config:
     #: MEEPLE_RATE_LIMIT_SEATS: joins, leaves, seat tokens and bot seats per client address.
     rate_limit_seats: str = "30/minute;300/hour"
     #: MEEPLE_RATE_LIMIT_HISTORY_READS: reads of a game's events, timeline, audit or export
-    #: per client address (each may read a whole log; its answer is cached per version).
+    #: without a token, per client address (each may read a whole log; its answer is cached
+    #: per version).
     rate_limit_history_reads: str = "20/second;600/minute"
     #: MEEPLE_RATE_LIMIT_INVALID_TOKENS: answers ``invalid_token`` per client address; an
     #: address over it is refused every token (429 ``too_many_invalid_tokens``) for the

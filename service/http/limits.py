@@ -1,8 +1,8 @@
 """Rate limits: what an anonymous client, one token or one address may start, and how many
 invalid tokens one address may send.
 
-Creating a game, branching one and reading games' histories (events, timeline, audit,
-export) are counted per client address (``request.remote_addr``,
+Creating a game, branching one and reading games' histories without a token (events,
+timeline, audit, export) are counted per client address (``request.remote_addr``,
 the proxy's view of it when ``MEEPLE_TRUSTED_PROXIES`` says proxies stand in front; an IPv6
 address counts as its /64 network); actions, undo/redo and branching with a token are counted
 per token, under a hash of it, once the token has proved itself (a request without a token
@@ -69,6 +69,9 @@ class Rule:
     endpoints: tuple[str, ...]
     #: counted only for requests that carry a token
     only_with_token: bool = False
+    #: counted only for requests that carry none (a token that proves nothing is refused,
+    #: and counted as such: ``token_refused``)
+    only_anonymous: bool = False
     #: counted only for new games with an open or a bot seat
     only_lobby_games: bool = False
 
@@ -92,9 +95,9 @@ RULES = (
     Rule("rate_limit_seats", "seats", "Too many seat changes from this address", "address",
          ("lobby.join_seat", "lobby.leave_seat", "lobby.post_seat_token", "lobby.post_seat_bot")),
     Rule("rate_limit_history_reads", "history-reads",
-         "Too many reads of games' histories from this address", "address",
+         "Too many anonymous reads of games' histories from this address", "address",
          ("api.get_events", "time_travel.get_timeline", "audits.get_audit",
-          "audits.get_export")),
+          "audits.get_export"), only_anonymous=True),
 )  # fmt: skip
 
 #: Every endpoint that may answer 429 (openapi.yaml says so).
@@ -244,6 +247,8 @@ class RateLimits:
         for check in checks:
             rule = check.rule
             if rule.only_with_token and token is None:
+                continue
+            if rule.only_anonymous and token is not None:
                 continue
             if rule.only_lobby_games and _not_a_lobby_game():
                 continue

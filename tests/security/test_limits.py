@@ -128,7 +128,7 @@ def test_joining_and_the_other_seat_requests_are_limited_per_address(
     assert call_from(OTHER_ADDRESS, server, "POST", path, {"name": "Cy"}).status == 201
 
 
-def test_history_reads_are_limited_per_address_together(
+def test_anonymous_history_reads_are_limited_per_address_together(
     live_server: Callable[..., LiveServer],
 ) -> None:
     server = live_server(MEEPLE_RATE_LIMIT_HISTORY_READS="3/hour")
@@ -139,8 +139,11 @@ def test_history_reads_are_limited_per_address_together(
     # The three share one count: the export (and any of them again) is over it.
     assert_rate_limited(server.call("GET", f"/games/{game['id']}/export"), 3)
     assert_rate_limited(server.call("GET", paths[0]), 3)
-    # The game itself and its state are not history reads; another address has its own count.
+    # The game itself and its state are not history reads; a seat's reads are not counted;
+    # another address has its own count.
     assert server.call("GET", f"/games/{game['id']}/state").status == 200
+    token = game["seats"][0]["token"]
+    assert server.call("GET", paths[0], token=token).status == 200
     assert call_from(OTHER_ADDRESS, server, "GET", paths[2]).status == 200
 
 
