@@ -210,7 +210,7 @@ class RateLimits:
                 self.refuse_locked_out()
                 request.environ[PENDING] = checks
             else:
-                self._count(checks, None)
+                self._count(checks, None, anonymous=token is None)
             return view(*args, **kwargs)
 
         return limited
@@ -219,7 +219,7 @@ class RateLimits:
         """The request's token belongs to a seat or a branch: count what waited for it."""
         checks = request.environ.pop(PENDING, None)
         if checks is not None:
-            self._count(checks, token)
+            self._count(checks, token, anonymous=False)
 
     def refuse_locked_out(self) -> None:
         """LockedOut when the request's address is locked out for invalid tokens."""
@@ -239,8 +239,9 @@ class RateLimits:
         if locked is not None:
             self.lockouts.lock(who, locked)
 
-    def _count(self, checks: Sequence[Check], token: str | None) -> None:
-        """Count this request against ``checks``; RateLimited when one is over."""
+    def _count(self, checks: Sequence[Check], token: str | None, anonymous: bool) -> None:
+        """Count this request (``anonymous``: it sent no token) against ``checks``;
+        RateLimited when one is over."""
         counted: list[Check] = []
         counts: list[Count] = []
         address = _address_who()
@@ -248,7 +249,7 @@ class RateLimits:
             rule = check.rule
             if rule.only_with_token and token is None:
                 continue
-            if rule.only_anonymous and token is not None:
+            if rule.only_anonymous and not anonymous:
                 continue
             if rule.only_lobby_games and _not_a_lobby_game():
                 continue
