@@ -94,7 +94,10 @@ ANALYSES_QUEUE = "meeple-analyses"
 WAITING = ("queued", "deferred", "scheduled")
 #: The jobs that compute, and their queues: they wait in a fair order, round-robin across
 #: their owners (service.workers.fair), not first come, first served.
-FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses"}
+FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses", "notify": "notify"}
+#: ``notify``'s version for "the game's version when the job runs": one job a game waits in
+#: the fair order, however many events it has to tell (RQJobs: its pushes are all the same).
+LATEST = -1
 #: Seconds a fair job's lease on its owner's place outlives the RQ job's timeout.
 FAIR_LEASE_MARGIN = 30.0
 
@@ -384,14 +387,18 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
     return StepOutcome(True, version, "appended")
 
 
-def notify(services: Any, game_id: str, version: int) -> int:
-    """Create the deliveries of every webhook of the game up to ``version`` (at least), and
-    start them; how many it created."""
+def notify(services: Any, game_id: str, version: int = LATEST) -> int:
+    """Create the deliveries of every webhook of the game up to ``version`` (at least; the
+    game's version now for ``LATEST``), and start them; how many it created."""
     jobs: Jobs = services.jobs
+    game: Game | None = None
+    if version == LATEST:
+        game = services.folder.load(game_id)
+        version = game.version
     hooks = [hook for hook in jobs.state.webhooks(game_id) if hook["cursor"] < version]
     if not hooks:
         return 0
-    game: Game = services.folder.load(game_id)
+    game = game or services.folder.load(game_id)
     upto = game.version
     finished = bool(game.ruleset.status(game.state).get("finished"))
     envelopes = services.store.read(game_id, after=min(hook["cursor"] for hook in hooks))
@@ -682,7 +689,7 @@ def sweep(services: Any) -> dict[str, int]:
 
 
 def fair_turn(services: Any, queue: str) -> Any:
-    """Run the job the fair order says is next on ``queue`` (``bots`` or ``analyses``),
+    """Run the job the fair order says is next on ``queue`` (``bots``, ``analyses``, ``notify``),
     whichever job this one was queued with (an RQ job of those queues is a turn to take, not a
     job of its own: service.workers.fair); what it answered."""
     return services.jobs.take_fair_turn(queue)
@@ -850,7 +857,13 @@ class Jobs:
 
     def share_of(self, name: str, args: tuple[Any, ...]) -> Share:
         """Whose compute a fair job is, and for which game: a bot turn's game's owner
-        (service.application.bot_games), an analysis's asker's (its record)."""
+        (service.application.bot_games), an analysis's asker's (its record), a game's notice
+        its first webhook's owner (its lane: who registered it)."""
+        if name == "notify":
+            game_id = str(args[0])
+            hooks = self.state.webhooks(game_id)
+            lane = notifications.webhook_lane(hooks[0]) if hooks else f"game:{game_id}"
+            return Share(lane, game_id)
         if name == "bot_turn":
             game_id = str(args[0])
             return Share(self.bot_games.owner_of(game_id), game_id)
@@ -864,6 +877,8 @@ class Jobs:
         """How many of one owner's jobs of a fair queue may run at once."""
         if queue == "bots":
             return max(1, self.settings.bot_turns_per_owner)
+        if queue == "notify":
+            return max(1, self.settings.webhook_per_owner)
         return max(1, self.settings.analyses_running_per_owner)
 
     def bot_turn_waits(self, game_id: str, version: int) -> bool:
@@ -1226,7 +1241,9 @@ return 1
             "bots": Queue(BOTS_QUEUE, connection=self.connection),
         }
         #: The fair order of the bots' and analyses' jobs, shared by every process.
-        self.fair = {name: RedisFairQueue(self.connection, name) for name in ("bots", "analyses")}
+        self.fair = {
+            name: RedisFairQueue(self.connection, name) for name in ("bots", "analyses", "notify")
+        }
         # The API follows the announcements from its start (service.app: they tell it which
         # cached games are current, commands.load_for_action); a worker never asks, and
         # hearing every append of every game would cost it for nothing.
@@ -1236,6 +1253,12 @@ return 1
     ) -> None:
         if name not in JOB_FUNCTIONS:
             raise KeyError(name)
+        if name == "notify":
+            # A game's notice waits in the fair order of its webhooks' owners (one a game, for
+            # every event not told yet), so one owner's busy games never hold back another
+            # owner's notices on the notification workers, which take them turn by turn.
+            self._enqueue_fair_notice(str(args[0]))
+            return
         if job_id is not None:
             status = self.connection.hget(f"rq:job:{job_id}", "status")
             if isinstance(status, bytes):
@@ -1261,6 +1284,22 @@ return 1
             failure_ttl=self.FAILURE_TTL,
             job_timeout=self._timeout(queue),
         )
+
+    def _enqueue_fair_notice(self, game_id: str) -> None:
+        """Push the game's notice into the fair order (idempotent: it waits there once), and
+        queue a turn to take it unless the game's turn waits already (any turn takes the
+        order's next job; one that ends with jobs left and too few turns queues another)."""
+        job_id = f"notify-{game_id}"
+        args = (game_id, LATEST)
+        status = self.connection.hget(f"rq:job:{job_id}", "status")
+        if isinstance(status, bytes):
+            status = status.decode()
+        with self.connection.pipeline(transaction=False) as pipe:
+            if status not in WAITING:
+                self._enqueue_turn("notify", job_id, pipe)
+            for command in self._fair_push("notify", args, job_id):
+                pipe.execute_command(*command)
+            pipe.execute()
 
     def _timeout(self, queue: str) -> int:
         if queue == "analyses":  # a search stops by itself after its most seconds

@@ -105,3 +105,35 @@ def test_a_turn_queued_by_an_appends_own_script_takes_its_fair_place(
     assert first_turns == [games_of_a[0], game_of_b, games_of_a[1], games_of_a[2]]
     # Each game's second bid was played too (then it waits for the automatic reveal).
     assert sorted(started) == sorted([*games_of_a, game_of_b] * 2)
+
+
+def test_game_notices_are_served_in_their_webhook_owners_fair_order(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy owner's games' notices (four games of a) never hold back another owner's (b's
+    one game, whose event came last): the notification workers take them turn by turn. A
+    game's notice waits once however many of its events are still to tell."""
+    from service.application.webhooks import new_webhook
+
+    jobs: RQJobs = redis_services.jobs
+    lanes = {f"a{n}": "address:a" for n in range(1, 5)} | {"b1": "address:b"}
+    for game_id, lane in lanes.items():
+        hook = new_webhook(
+            game_id, "https://example.com/hook", "s" * 24, ["action"], {"seat": 0}, 0, lane
+        )
+        assert jobs.state.add_webhook(hook)
+    told: list[tuple[str, int]] = []
+    monkeypatch.setitem(
+        JOB_FUNCTIONS, "notify", lambda services, game, version: told.append((game, version))
+    )
+    for game_id in lanes:
+        for version in (1, 2, 3):  # three events of each game before any worker runs
+            jobs.enqueue("notify", game_id, version, job_id=f"notify-{game_id}", queue="notify")
+    assert len(jobs.fair["notify"]) == 5
+    monkeypatch.setattr(jobs_module, "_process_services", redis_services)
+    worker = worker_class()([jobs.queues["notify"]], connection=jobs.connection)
+    monkeypatch.setattr(worker, "subscribe", lambda: None)
+    worker.work(burst=True)
+    assert [game for game, _ in told] == ["a1", "b1", "a2", "a3", "a4"]
+    assert {version for _, version in told} == {jobs_module.LATEST}
+    assert len(jobs.fair["notify"]) == 0

@@ -378,7 +378,12 @@ def test_a_plain_meeple_worker_runs_one_process_per_queue_group_and_restarts_a_d
         }
 
     try:
-        wait_until(lambda: all(serving().values()), "the workers to start", deployment)
+        wanted = {STEPS_QUEUE: 1, NOTIFICATIONS_QUEUE: 2, BOTS_QUEUE: 2, ANALYSES_QUEUE: 1}
+        wait_until(
+            lambda: {name: len(found) for name, found in serving().items()} == wanted,
+            "the six workers to start",
+            deployment,
+        )
         pids = serving()
         # The steps alone, two notification workers, two bot workers, one analyses worker.
         assert len(pids[STEPS_QUEUE]) == 1 and len(pids[ANALYSES_QUEUE]) == 1
