@@ -760,10 +760,14 @@ class Folder:
         store: EventStore,
         snapshot_interval: int = DEFAULT_SNAPSHOT_INTERVAL,
         cache_size: int = 256,
+        observe: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.snapshot_interval = snapshot_interval
         self.cache_size = cache_size
+        #: Told where each load's fold started: ``cache``, ``snapshot`` or ``scratch`` (the
+        #: service counts them; service.monitoring.metrics).
+        self.observe = observe
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._lock = threading.Lock()
         self._headers: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
@@ -785,6 +789,7 @@ class Folder:
             else:
                 game = cached
             self._remember(game)
+            self._observe("cache")
             return game.share() if shared else game.copy()
         game = self._from_nearest_snapshot(game_id, at)
         self._catch_up(game, at)
@@ -803,6 +808,7 @@ class Folder:
         if cached is None or not envelopes:
             return self.load(game_id)
         if cached.version >= envelopes[-1]["seq"]:
+            self._observe("cache")
             return cached.share()
         following = [envelope for envelope in envelopes if envelope["seq"] > cached.version]
         if following[0]["seq"] != cached.version + 1:
@@ -813,6 +819,7 @@ class Folder:
             advance(game, envelope, fetch, rebuild)
             self._maybe_snapshot(game)
         self._remember(game)
+        self._observe("cache")
         return game.share()
 
     def cached(self, game_id: str) -> Game | None:
@@ -848,6 +855,10 @@ class Folder:
 
     # internals
 
+    def _observe(self, source: str) -> None:
+        if self.observe is not None:
+            self.observe(source)
+
     def _remember(self, game: Game) -> None:
         game_id = game.meta["game_id"]
         # Rebuilt once here rather than by every request that copies it from the cache.
@@ -867,10 +878,12 @@ class Folder:
         snapshot = self._snapshot(game_id, limit)
         if snapshot is not None:
             seq, payload = snapshot
+            self._observe("snapshot")
             return Game.from_snapshot(seq, payload)
         first = self.store.read(game_id, after=0, limit=1)
         if not first:
             raise KeyError(game_id)
+        self._observe("scratch")
         return start(first[0], lambda seq: self._fetch(game_id, seq))
 
     def _catch_up(self, game: Game, at: int | None) -> None:

@@ -18,6 +18,7 @@ from service.http.errors import register_error_handlers
 from service.http.fair_requests import install_fair_requests
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
+from service.http.observing import install_observing
 from service.http.read_cache import install_read_cache
 from service.http.storage_quotas import install_storage_quotas
 
@@ -59,12 +60,15 @@ def create_app(config: Config | None = None, services: Services | None = None) -
         )
     app.extensions["meeple"] = services
     register_error_handlers(app)
+    # First: its after-request function runs last, when the answer's status is final.
+    install_observing(app, config.log_format)
 
-    from service.http.resources import docs
+    from service.http.resources import docs, probes
     from service.http.resources import games as api
 
     app.register_blueprint(api.bp)
     app.register_blueprint(docs.bp)
+    app.register_blueprint(probes.bp)
     for name in EXTRA_BLUEPRINTS:
         if importlib.util.find_spec(name) is not None:
             app.register_blueprint(importlib.import_module(name).bp)
@@ -87,11 +91,11 @@ CORS_HEADERS = {
     "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
     "Access-Control-Allow-Headers": (
         "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, Last-Event-ID, "
-        "Prefer"
+        "Prefer, X-Request-ID"
     ),
     "Access-Control-Expose-Headers": (
         "ETag, Location, Retry-After, Idempotent-Replayed, Preference-Applied, "
-        "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+        "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-ID"
     ),
     "Access-Control-Max-Age": "600",
 }

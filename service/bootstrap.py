@@ -16,6 +16,7 @@ from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
 from service.application.quotas import Quota, StorageQuotas, open_ledger
 from service.application.services import Services
 from service.config import STORAGE_QUOTAS, Config, game_index_url
+from service.monitoring import metrics
 from service.workers import jobs as workers
 
 
@@ -28,7 +29,7 @@ def bootstrap(
 ) -> Services:
     """The service's parts for ``config``; any part given is used as it is."""
     store = store if store is not None else open_store(config.store_url)
-    folder = Folder(store, config.snapshot_interval, config.cache_size)
+    folder = Folder(store, config.snapshot_interval, config.cache_size, observe=metrics.count_fold)
     if game_index is None:
         game_index = open_game_index(config)
     services = Services(config, store, folder, game_index)

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -119,6 +121,13 @@ class Config:
     #: MEEPLE_MAX_BOT_GAMES_PER_OWNER: the same, for one owner (a client address): no owner
     #: can fill the service-wide cap (service.application.bot_games).
     max_bot_games_per_owner: int = 10
+    #: MEEPLE_LOG_FORMAT: ``plain`` (the default) or ``json``: one JSON line per request and
+    #: per job, each with its request id (service.monitoring.logs).
+    log_format: str = "plain"
+    #: MEEPLE_METRICS_ALLOW: networks (CIDR), comma- or space-separated, whose clients may
+    #: read ``GET /metrics`` besides loopback (the client address as MEEPLE_TRUSTED_PROXIES
+    #: makes it); others get 403 ``metrics_forbidden``.
+    metrics_allow: str = ""
 
 
 _ENV_NAMES = {
@@ -160,6 +169,8 @@ _ENV_NAMES = {
     "max_open_games": "MEEPLE_MAX_OPEN_GAMES",
     "max_bot_games": "MEEPLE_MAX_BOT_GAMES",
     "max_bot_games_per_owner": "MEEPLE_MAX_BOT_GAMES_PER_OWNER",
+    "log_format": "MEEPLE_LOG_FORMAT",
+    "metrics_allow": "MEEPLE_METRICS_ALLOW",
 }
 
 #: The settings of each owner's storage quota (service.application.quotas.Quota's order).
@@ -265,6 +276,31 @@ def _check(config: Config) -> None:
             raise ConfigError(f"{_ENV_NAMES[name]} cannot be negative")
     if config.audit_cache_size < 0:
         raise ConfigError("MEEPLE_AUDIT_CACHE_SIZE cannot be negative")
+    if config.log_format not in ("plain", "json"):
+        raise ConfigError(f"MEEPLE_LOG_FORMAT must be plain or json, not {config.log_format!r}")
+    metrics_networks(config.metrics_allow)
+
+
+#: Who may always read GET /metrics: this machine.
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+def metrics_networks(
+    allow: str,
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The networks whose clients may read ``GET /metrics``: loopback and MEEPLE_METRICS_ALLOW's
+    (``10.0.0.0/8, 2001:db8::/32``; a single address is its own network)."""
+    networks = list(LOOPBACK)
+    for entry in re.split(r"[\s,]+", allow.strip()):
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise ConfigError(
+                f"MEEPLE_METRICS_ALLOW: {entry!r} is not an address or a network (CIDR)"
+            ) from None
+    return tuple(networks)
 
 
 def _check_rate_limit(variable: str, value: str) -> None:

@@ -42,6 +42,7 @@ from projections.rng import derive_rng
 from projections.ruleset import Action, IllegalAction, State, get_ruleset
 from service.application.auth import new_token, token_hash
 from service.application.bot_seats import bot_name, due_bot_seat
+from service.monitoring import metrics
 
 if TYPE_CHECKING:
     from service.application.services import Services
@@ -590,12 +591,19 @@ def append(
         then = jobs.side_writes(due)
         if then:
             writes = with_index_row(services, game, new_state, then)
+    began = time.perf_counter()
     if then:
         result = services.store.append(  # type: ignore[call-arg]
             game_id, list(events), expected_version, idempotency_key, then=writes
         )
     else:
         result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    metrics.observe_append(_store_kind(services.store), time.perf_counter() - began)
+    if not result.replayed and len(result.envelopes) == 1:
+        # One event: a seat's action or an automatic step (a branch's copied past, appended
+        # at once, is no new play).
+        ruleset = game.ruleset.id if game is not None else _ruleset_of(services, game_id)
+        metrics.observe_appended(ruleset, [result.envelopes[0]["type"]])
     quotas = getattr(services, "quotas", None)  # a job's services may have none
     if quotas is not None and not result.replayed:
         quotas.charge_current(result.envelopes, time.time())
@@ -633,3 +641,16 @@ def append(
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)
     return result
+
+
+def _store_kind(store: Any) -> str:
+    """The store's kind for the append latency's label: ``sqlite``, ``redis``, or its class."""
+    name = type(store).__name__
+    return {"SQLiteEventStore": "sqlite", "RedisEventStore": "redis"}.get(name, name)
+
+
+def _ruleset_of(services: Services, game_id: str) -> str:
+    """The ruleset of a game this process has folded (appends of a game not at hand, as an
+    undo's, come after a load); ``unknown`` otherwise, rather than a read of its own."""
+    cached = services.folder.cached(game_id)
+    return cached.ruleset.id if cached is not None else "unknown"

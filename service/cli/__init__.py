@@ -102,7 +102,13 @@ def run_serve(args: argparse.Namespace) -> int:
             self.cfg.set("worker_connections", args.connections)
             # No request is killed for taking long: the process also runs the jobs.
             self.cfg.set("timeout", 0)
-            self.cfg.set("accesslog", "-")
+            if json_lines:
+                # One JSON line per request is the app's (service.http.observing).
+                self.cfg.set("logconfig_dict", gunicorn_log_config())
+            else:
+                self.cfg.set("accesslog", "-")
+            # A worker's live gauges (open streams) end with it.
+            self.cfg.set("child_exit", lambda server, worker: process_exited(worker.pid))
             if "control_socket_disable" in self.cfg.settings:  # gunicorn 25.1 and newer
                 # One fixed socket path per user would clash between two servers.
                 self.cfg.set("control_socket_disable", True)
@@ -114,6 +120,13 @@ def run_serve(args: argparse.Namespace) -> int:
 
             return create_app(load_config(**overrides))
 
+    from service.monitoring.logs import gunicorn_log_config
+    from service.monitoring.metrics_dir import claim, process_exited
+
+    config = load_config()  # a bad setting stops the server before it binds its port
+    json_lines = config.log_format == "json"
+    # Before the workers import prometheus_client: they count into files of this server's.
+    claim("serve")
     url = served_url(args.host, args.port)
     # The served spec and /docs name the address served, unless MEEPLE_PUBLIC_URL names the
     # one clients reach (a proxy in front, another host name).
@@ -134,7 +147,10 @@ def run_worker(args: argparse.Namespace) -> int:
     if not args.queue:
         from service.workers.supervisor import supervise
 
-        return supervise()
+        return supervise()  # each of its processes claims its own metrics directory
+    from service.monitoring.metrics_dir import claim
+
+    claim("worker")
     names = {"steps": "steps", "notifications": "notify", "bots": "bots", "analyses": "analyses"}
     return int(start_worker(config, queues=[names[queue] for queue in args.queue]) or 0)
 

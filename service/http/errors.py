@@ -46,6 +46,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "invalid_token": (401, "The token is not valid for this game"),
     "seat_required": (403, "Only a seat may do this"),
     "admin_required": (403, "Only the admin key may do this"),
+    "metrics_forbidden": (403, "The metrics are not served to this address"),
     "not_found": (404, "No such resource"),
     "game_not_found": (404, "No such game"),
     "method_not_allowed": (405, "Method not allowed"),
@@ -107,6 +108,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "store_unavailable": (503, "The event store is unavailable"),
     "store_full": (503, "The store takes no more writes"),
     "no_analysis_worker": (503, "No worker takes analyses"),
+    "not_ready": (503, "The service is not ready"),
 }
 
 _HTTP_CODES = {

@@ -46,6 +46,7 @@ from werkzeug.http import parse_date
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
 from service.http.rate_counts import Count, Counts, Lockouts, MemoryCounts, RedisCounts
+from service.monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +226,7 @@ class RateLimits:
         """LockedOut when the request's address is locked out for invalid tokens."""
         seconds = self.lockouts.remaining(_address_who())
         if seconds is not None:
+            metrics.refused("invalid-tokens")
             raise LockedOut(seconds)
 
     def token_refused(self) -> None:
@@ -266,6 +268,7 @@ class RateLimits:
             shown.item, found.remaining, time.time() + found.reset_after
         )
         if found.over is not None:
+            metrics.refused(shown.rule.scope)
             raise RateLimited(shown.rule, shown.item)
 
     def _try_backend(self) -> None:

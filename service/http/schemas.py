@@ -16,6 +16,14 @@ from service.application.bot_seats import BotSchema, BotSeatSchema, OpenSeatSche
 PLAYER_NAME = validate.Length(min=1, max=40)
 
 
+class ReadyChecksSchema(Schema):
+    store = fields.Boolean(required=True, metadata={"description": "The event store answers"})
+    redis = fields.Boolean(
+        metadata={"description": "The Redis of the queues answers (when MEEPLE_REDIS_URL is set)"}
+    )
+    queues = fields.Boolean(required=True, metadata={"description": "The job queues answer"})
+
+
 class ProblemSchema(Schema):
     """An error (RFC 9457 problem details) with the API's stable ``code``."""
 
@@ -33,6 +41,14 @@ class ProblemSchema(Schema):
             " budget_too_large): the largest value allowed"
         }
     )
+    checks = fields.Nested(
+        ReadyChecksSchema, metadata={"description": "With not_ready: what answers (true) and not"}
+    )
+
+
+class ReadySchema(Schema):
+    status = fields.String(required=True, validate=validate.OneOf(["ready"]))
+    checks = fields.Nested(ReadyChecksSchema, required=True)
 
 
 class HealthSchema(Schema):

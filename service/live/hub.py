@@ -44,6 +44,7 @@ from projections.fold import Game
 from service.application import request_shares
 from service.application.live_status import Standing, fold_standings, standing
 from service.application.visibility import sealed_until
+from service.monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -501,6 +502,8 @@ class Slot:
     ends_at: float
     released: bool = False
     renewed_at: float = field(default_factory=time.monotonic)
+    #: counted among the open streams (``opened``) until released
+    counted_open: bool = False
 
     @property
     def counted(self) -> tuple[tuple[str, ...], ...]:
@@ -516,10 +519,18 @@ class Slot:
         """Tell the counter the stream is still open (Redis leases); cheap when not due."""
         self.slots.renew(self)
 
+    def opened(self) -> None:
+        """The stream it was taken for is open: counted in ``meeple_open_streams``."""
+        if not self.counted_open and not self.released:
+            self.counted_open = True
+            metrics.stream_opened()
+
     def release(self) -> None:
         if not self.released:
             self.released = True
             self.slots.release(self)
+            if self.counted_open:
+                metrics.stream_closed()
 
 
 def retry_after(ends: list[float], now: float) -> int:

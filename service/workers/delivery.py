@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import ipaddress
 import socket
 import ssl
 import threading
@@ -24,9 +25,11 @@ from service.application.webhooks import (
     AllowList,
     Destination,
     WebhookError,
+    is_public,
     signature_header,
     vet_url,
 )
+from service.monitoring import metrics
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ def attempt_delivery(delivery: Record, webhook: Record | None, policy: DeliveryP
     delivery = dict(delivery)
     began = time.time()
     status: int | None = None
+    receiver = "none"
     if webhook is None:
         outcome = "webhook_removed"
     else:
@@ -149,7 +153,9 @@ def attempt_delivery(delivery: Record, webhook: Record | None, policy: DeliveryP
         except WebhookError:
             outcome = "forbidden"
         else:
+            receiver = receiver_class(destination)
             outcome, status = _send(delivery, webhook, destination, policy, began)
+    metrics.observe_delivery(_counted_outcome(outcome, status), receiver)
     attempts = [*delivery["attempts"], {"at": _whole_second(began), "outcome": outcome}]
     attempts[-1]["status"] = status
     delivery["attempts"] = attempts
@@ -161,6 +167,20 @@ def attempt_delivery(delivery: Record, webhook: Record | None, policy: DeliveryP
         # Counted from the attempt's start, so the time shown says nothing of its length.
         delivery["next_attempt_at"] = began + policy.retry_base * 2 ** (len(attempts) - 1)
     return delivery
+
+
+def receiver_class(destination: Destination) -> str:
+    """What kind of receiver an attempt went to, for the metrics: ``public`` (an internet
+    address) or ``allowed`` (one MEEPLE_WEBHOOK_ALLOW_HOSTS lets webhooks reach)."""
+    return "public" if is_public(ipaddress.ip_address(destination.address)) else "allowed"
+
+
+def _counted_outcome(outcome: str, status: int | None) -> str:
+    """An attempt's outcome as ``meeple_webhook_deliveries`` counts it: a 2xx answer is
+    ``delivered``, any other answer ``http_error``; the rest as recorded."""
+    if outcome == "http_status":
+        return "delivered" if status is not None and 200 <= status < 300 else "http_error"
+    return outcome
 
 
 def _send(

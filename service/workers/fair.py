@@ -34,6 +34,7 @@ import itertools
 import json
 import math
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -180,6 +181,8 @@ class FairPool:
         self._lock = threading.Lock()
         self._running = 0
         self._closed = False
+        #: job id -> when it was queued, of every waiting job
+        self._since: dict[str, float] = {}
 
     def submit(self, job_id: str, share: Share, run: Callable[[], None]) -> bool:
         """Queue ``run`` under ``share``; False if a job of that id waits already or the pool
@@ -187,8 +190,14 @@ class FairPool:
         with self._lock:
             if self._closed or not self._queue.push(job_id, share, run):
                 return False
+            self._since[job_id] = time.time()
             self._start_next()
         return True
+
+    def counts(self) -> tuple[int, int, float | None]:
+        """Jobs waiting, jobs running, and when the longest-waiting one was queued."""
+        with self._lock:
+            return len(self._queue), self._running, min(self._since.values(), default=None)
 
     def _start_next(self) -> None:
         """Start the next jobs while threads are free (the lock held)."""
@@ -196,6 +205,7 @@ class FairPool:
             taken = self._queue.pop(max(1, self._per_owner()))
             if taken is None:
                 return
+            self._since.pop(taken.job_id, None)
             self._running += 1
             try:
                 self._executor.submit(self._run, taken)
@@ -230,6 +240,7 @@ class FairPool:
         with self._lock:
             self._closed = True
             left = self._queue.drain()
+            self._since.clear()
         self._executor.shutdown(wait=True, cancel_futures=True)
         return left
 
@@ -370,6 +381,10 @@ class RedisFairQueue:
     def owner_running(self, owner: str, now: float) -> int:
         """How many of the owner's jobs run now (within their leases)."""
         return int(self.connection.zcount(self._key("running", owner), now, "+inf"))
+
+    def running_now(self, now: float) -> int:
+        """How many jobs run now (within their leases), whoever's."""
+        return int(self.connection.zcount(self._key("started"), now, "+inf"))
 
     def owner_of(self, job_id: str) -> str | None:
         """The owner of a waiting job."""

@@ -30,6 +30,7 @@ worker), and none to a receiver its circuit breaker paused.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import heapq
 import json
@@ -42,6 +43,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,7 @@ from service.application.job_state import (
 from service.application.services import Progress
 from service.application.visibility import sealed_until
 from service.live.hub import NOTE_PREFIX, RedisStreamSlots, StreamHub, Watcher, appended_channel
+from service.monitoring import logs, metrics
 from service.workers import compute
 from service.workers import delivery as webhook_delivery
 from service.workers.analyses import run_analysis
@@ -100,6 +103,16 @@ FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses", "notify": "notify"}
 LATEST = -1
 #: Seconds a fair job's lease on its owner's place outlives the RQ job's timeout.
 FAIR_LEASE_MARGIN = 30.0
+#: The runners' queues as the CLI (``--queue``) and the metrics name them.
+QUEUE_NAMES = {"steps": "steps", "notify": "notifications", "bots": "bots", "analyses": "analyses"}
+#: The jobs whose first argument is a game id (their log line names the game).
+GAME_JOBS = frozenset({"system_step", "notify", "deliver", "bot_turn"})
+#: When the automatic step a ``system_step`` job appends fell due (its job was queued with the
+#: append that made it due), for ``meeple_step_latency_seconds``; None when not known (the
+#: sweep's).
+STEP_DUE_SINCE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "meeple_step_due_since", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -352,6 +365,7 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
         state.clear_due(game_id, version)
         return StepOutcome(False, game.version, "stale")
     appended = False
+    due_since = STEP_DUE_SINCE.get()
     for taken in range(STEPS_PER_JOB):
         decided = decide_system(game)
         if decided is None:
@@ -382,6 +396,10 @@ def system_step(services: Any, game_id: str, version: int) -> StepOutcome:
         if result.replayed:
             return StepOutcome(appended, result.version, "appended" if appended else "replayed")
         appended = True
+        if due_since is not None:
+            metrics.observe_step_latency(game.ruleset.id, due_since)
+        # The next step fell due with this one's append.
+        due_since = time.time()
         # The appended game is the cache's now: go on with a game of this run's own.
         game, version = game.share(), result.version
     return StepOutcome(True, version, "appended")
@@ -695,6 +713,33 @@ def fair_turn(services: Any, queue: str) -> Any:
     return services.jobs.take_fair_turn(queue)
 
 
+def run_observed(
+    function: Callable[..., Any],
+    services: Any,
+    args: tuple[Any, ...],
+    *,
+    name: str,
+    queue: str,
+    request_id: str | None,
+    due_since: float | None = None,
+) -> Any:
+    """Run a job as part of the request that caused it (``request_id``): counted in
+    ``meeple_jobs`` by outcome, and one log line (service.monitoring.logs)."""
+    began = time.perf_counter()
+    ok = False
+    with logs.request_id_of(request_id):
+        token = STEP_DUE_SINCE.set(due_since if name == "system_step" else None)
+        try:
+            result = function(services, *args)
+            ok = True
+            return result
+        finally:
+            STEP_DUE_SINCE.reset(token)
+            metrics.observe_job(name, ok)
+            game_id = str(args[0]) if name in GAME_JOBS and args else None
+            logs.log_job(name, queue, ok, began, game_id)
+
+
 JOB_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "system_step": system_step,
     "notify": notify,
@@ -973,6 +1018,16 @@ class Jobs:
         """Whether the queue answers."""
         return True
 
+    def queues_reachable(self) -> bool:
+        """Whether the job queues take jobs now (``GET /ready``)."""
+        return True
+
+    def scraped(self) -> dict[str, Any]:
+        """What ``GET /metrics`` reads when scraped (service.monitoring.metrics.Scraped):
+        ``queues``: name -> (jobs waiting, when the oldest was queued or None);
+        ``compute``: (``bots`` | ``analyses``, ``running`` | ``queued``) -> jobs."""
+        return {}
+
     def close(self) -> None:
         """Stop taking jobs and release threads and connections."""
         self.streams.close()
@@ -1029,6 +1084,8 @@ class InProcessJobs(Jobs):
         self._waiting: set[str] = set()
         #: queue -> its waiting job ids, in the order they were queued (a queue's position).
         self._order: dict[str, list[str]] = {name: [] for name in self._pools}
+        #: queue -> when each of its waiting jobs was queued (by a ticket of its own)
+        self._queued: dict[str, dict[str, float]] = {name: {} for name in self._pools}
         self._active = 0
         self._closed = False
         self._wakeups: list[float] = []
@@ -1046,6 +1103,7 @@ class InProcessJobs(Jobs):
             self._enqueue_fair(queue, name, function, args, job_id or uuid.uuid4().hex)
             return
         pool = self._pools[queue]
+        ticket = uuid.uuid4().hex
         with self._changed:
             if self._closed or (job_id is not None and job_id in self._waiting):
                 return
@@ -1053,9 +1111,13 @@ class InProcessJobs(Jobs):
                 self._waiting.add(job_id)
                 self._order[queue].append(job_id)
             self._active += 1
+            queued_at = self._queued[queue][ticket] = time.time()
+        run = _Run(name, queue, logs.current_request_id(), queued_at, ticket)
         try:
-            pool.submit(self._run, function, args, job_id)
+            pool.submit(self._run, function, args, job_id, run)
         except RuntimeError:  # the pool shut down between the check and the submit
+            with self._changed:
+                self._queued[queue].pop(ticket, None)
             self._finished()
 
     def _enqueue_fair(
@@ -1075,7 +1137,8 @@ class InProcessJobs(Jobs):
             if self._closed:
                 return
             self._active += 1
-        run = functools.partial(self._run, function, args, None)
+        observed = _Run(name, queue, logs.current_request_id(), time.time())
+        run = functools.partial(self._run, function, args, None, observed)
         if not self._fair_pools[queue].submit(job_id, share, run):
             self._finished()
 
@@ -1127,14 +1190,30 @@ class InProcessJobs(Jobs):
         """The due mark was committed with the append: start the jobs."""
         self._start(due)
 
-    def _run(self, function: Callable[..., Any], args: tuple[Any, ...], job_id: str | None) -> None:
+    def _run(
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        job_id: str | None,
+        run: _Run,
+    ) -> None:
         with self._changed:
             self._waiting.discard(job_id or "")
             for order in self._order.values():
                 if job_id in order:
                     order.remove(job_id)
+            if run.ticket is not None:
+                self._queued.get(run.queue, {}).pop(run.ticket, None)
         try:
-            function(self.services, *args)
+            run_observed(
+                function,
+                self.services,
+                args,
+                name=run.name,
+                queue=QUEUE_NAMES.get(run.queue, run.queue),
+                request_id=run.request_id,
+                due_since=run.queued_at,
+            )
         except Exception:
             # A failed job must not kill the pool; what it left due, the sweep runs.
             log.exception("job %s%r failed", function.__name__, args)
@@ -1161,6 +1240,21 @@ class InProcessJobs(Jobs):
         with self._changed:
             heapq.heappush(self._wakeups, at)
             self._changed.notify_all()
+
+    def queues_reachable(self) -> bool:
+        return not self._closed
+
+    def scraped(self) -> dict[str, Any]:
+        queues: dict[str, tuple[int, float | None]] = {}
+        with self._changed:
+            for queue, queued in self._queued.items():
+                queues[QUEUE_NAMES[queue]] = (len(queued), min(queued.values(), default=None))
+        compute: dict[tuple[str, str], int] = {}
+        for queue, pool in self._fair_pools.items():
+            waiting, running, oldest = pool.counts()
+            queues[queue] = (waiting, oldest)
+            compute[(queue, "queued")], compute[(queue, "running")] = waiting, running
+        return {"queues": queues, "compute": compute}
 
     def _sweep_forever(self) -> None:
         next_sweep = time.time() + self.settings.sweep_interval
@@ -1283,6 +1377,7 @@ return 1
             result_ttl=self.RESULT_TTL,
             failure_ttl=self.FAILURE_TTL,
             job_timeout=self._timeout(queue),
+            meta=_job_meta(),
         )
 
     def _enqueue_fair_notice(self, game_id: str) -> None:
@@ -1338,7 +1433,16 @@ return 1
             return "nothing_to_take"
         try:
             job = taken.item
-            return JOB_FUNCTIONS[str(job["name"])](self.services, *job["args"])
+            name = str(job["name"])
+            # Taken in the fair order, apart from whichever request queued it: no request id.
+            return run_observed(
+                JOB_FUNCTIONS[name],
+                self.services,
+                tuple(job["args"]),
+                name=name,
+                queue=queue,
+                request_id=None,
+            )
         finally:
             if fair.done(taken) and self.queues[queue].count < len(fair):
                 self._enqueue_turn(queue, f"fair_turn-{queue}-{uuid.uuid4().hex}")
@@ -1434,6 +1538,7 @@ return 1
                 failure_ttl=self.FAILURE_TTL,
                 job_timeout=self.JOB_TIMEOUT,
                 pipeline=pipe,
+                meta=_job_meta(),
             )
             enqueue: list[Command] = [*(first or []), *(tuple(a) for a, _ in pipe.command_stack)]
         guard = (SKIP_IF_FIELD_IN, f"rq:job:{job_id}", "status", len(enqueue), *WAITING)
@@ -1504,6 +1609,45 @@ return 1
     def ping(self) -> bool:
         return bool(self.connection.ping())
 
+    def queues_reachable(self) -> bool:
+        """Every queue's length is read (one round trip)."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            for queue in self.queues.values():
+                pipe.llen(queue.key)
+            return all(isinstance(length, int) for length in pipe.execute())
+
+    def scraped(self) -> dict[str, Any]:
+        """The RQ queues' lengths and the enqueue time of each one's first job; the fair
+        order's waiting and running jobs (of the bots' and analyses' queues, whose RQ jobs
+        are turns to take them)."""
+        from rq.utils import utcparse
+
+        names = list(self.queues)
+        with self.connection.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.llen(self.queues[name].key)
+                pipe.lindex(self.queues[name].key, 0)
+            found = pipe.execute()
+        lengths, firsts = found[0::2], found[1::2]
+        with self.connection.pipeline(transaction=False) as pipe:
+            for first in firsts:
+                job_id = first.decode() if isinstance(first, bytes) else str(first)
+                pipe.hget(f"rq:job:{job_id}", "enqueued_at")
+            enqueued = pipe.execute()
+        queues: dict[str, tuple[int, float | None]] = {}
+        for name, length, first, at in zip(names, lengths, firsts, enqueued, strict=True):
+            oldest = None
+            if first is not None and at:
+                text = at.decode() if isinstance(at, bytes) else str(at)
+                oldest = utcparse(text).replace(tzinfo=UTC).timestamp()
+            queues[QUEUE_NAMES[name]] = (int(length), oldest)
+        compute: dict[tuple[str, str], int] = {}
+        now = time.time()
+        for name, fair in self.fair.items():
+            compute[(name, "queued")] = len(fair)
+            compute[(name, "running")] = fair.running_now(now)
+        return {"queues": queues, "compute": compute}
+
     def serves(self, queue: str) -> bool:
         """Whether a live ``meeple worker`` listens on the queue (RQ's registry of workers per
         queue; a worker killed without a word leaves it when its key expires)."""
@@ -1546,8 +1690,57 @@ _process_lock = threading.Lock()
 
 
 def run_job(name: str, *args: Any) -> Any:
-    """The function RQ runs: the named job with this process's services."""
-    return JOB_FUNCTIONS[name](worker_services(), *args)
+    """The function RQ runs: the named job with this process's services, as part of the
+    request that queued it (its meta's ``request_id``); a fair turn's job is observed as it
+    is taken (``RQJobs.take_fair_turn``)."""
+    services = worker_services()
+    if name == "fair_turn":
+        return JOB_FUNCTIONS[name](services, *args)
+    from rq import get_current_job
+
+    job = get_current_job()
+    meta = job.meta if job is not None else {}
+    queued_at = None
+    if job is not None and job.enqueued_at is not None:
+        at = job.enqueued_at
+        queued_at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()
+    origin = job.origin if job is not None else ""
+    return run_observed(
+        JOB_FUNCTIONS[name],
+        services,
+        args,
+        name=name,
+        queue=_QUEUE_OF_RQ.get(origin, origin),
+        request_id=logs.valid_request_id(meta.get("request_id")),
+        due_since=queued_at,
+    )
+
+
+#: The RQ queues by the names the metrics and the logs give them.
+_QUEUE_OF_RQ = {
+    STEPS_QUEUE: "steps",
+    NOTIFICATIONS_QUEUE: "notifications",
+    BOTS_QUEUE: "bots",
+    ANALYSES_QUEUE: "analyses",
+}
+
+
+def _job_meta() -> dict[str, Any] | None:
+    """An RQ job's meta: the request id of the request queuing it, if any."""
+    request_id = logs.current_request_id()
+    return {"request_id": request_id} if request_id is not None else None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the in-process runner keeps of a queued job for its run: its name and queue, the
+    request that queued it, when, and its place among the queue's waiting (``ticket``)."""
+
+    name: str
+    queue: str
+    request_id: str | None
+    queued_at: float
+    ticket: str | None = None
 
 
 def worker_services() -> Any:
@@ -1674,8 +1867,12 @@ def run_worker(
     order = ("steps", "notify", "bots", "analyses")
     served = [jobs.queues[name] for name in order if name in wanted]
     worker = worker_class()(served, connection=jobs.connection)
+    json_lines = services.config.log_format == "json"
+    if json_lines:
+        # One line per job is this module's (``run_observed``); RQ's own only past INFO.
+        logs.use_json()
     try:
-        worker.work(burst=burst, logging_level="INFO")
+        worker.work(burst=burst, logging_level="WARNING" if json_lines else "INFO")
     finally:
         stop.set()
         sweeper.join(timeout=30)

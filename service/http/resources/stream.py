@@ -198,6 +198,7 @@ def _take_slot(services: Any, game_id: str, viewer: Viewer, seats: int) -> Slot:
             f"{_refused(taken)}; close one or try again in {taken.retry_after} seconds.",
             headers={"Retry-After": str(taken.retry_after)},
         )
+    taken.opened()
     return taken
 
 
