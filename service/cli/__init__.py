@@ -139,8 +139,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from service.bootstrap import run_worker as start_worker
-
     config = load_config()
     if not config.redis_url:
         raise SystemExit("meeple worker needs MEEPLE_REDIS_URL (the Redis that holds the queues)")
@@ -150,7 +148,11 @@ def run_worker(args: argparse.Namespace) -> int:
         return supervise()  # each of its processes claims its own metrics directory
     from service.monitoring.metrics_dir import claim
 
+    # Before the service is imported (and prometheus_client with it): its counts go to files
+    # of this worker's (service.monitoring.metrics_dir).
     claim("worker")
+    from service.bootstrap import run_worker as start_worker
+
     names = {"steps": "steps", "notifications": "notify", "bots": "bots", "analyses": "analyses"}
     return int(start_worker(config, queues=[names[queue] for queue in args.queue]) or 0)
 

@@ -171,14 +171,15 @@ def start_server(directory: Path, env: dict[str, str], args: list[str]) -> LiveS
     return _start(directory, env, [str(MEEPLE), "serve", "--port", str(port), *args], port)
 
 
-def start_gunicorn(directory: Path, env: dict[str, str]) -> LiveServer:
+def start_gunicorn(directory: Path, env: dict[str, str], workers: int = 1) -> LiveServer:
     """gunicorn with compose's command line for the API (compose.yaml), bound to a free
-    loopback port with one worker; the embedded default unless ``env`` says otherwise."""
+    loopback port with ``workers`` workers; the embedded default unless ``env`` says
+    otherwise."""
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     command = compose["services"]["api"]["command"]
     assert command[0] == "gunicorn", command
     port = free_port()
-    options = {"--bind": f"127.0.0.1:{port}", "--workers": "1"}
+    options = {"--bind": f"127.0.0.1:{port}", "--workers": str(workers)}
     arguments = [
         f"{name}={options[name]}" if name in options else argument
         for argument in command[1:]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from service.config import _ENV_NAMES
+from service.monitoring.metrics_dir import ROOT_VARIABLE
 from service.workers.jobs import JobSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,6 +293,7 @@ def test_api_and_worker_share_the_redis_store_and_queues_and_wait_for_redis(
 
 def test_every_meeple_variable_it_sets_is_one_the_service_reads(compose: dict[str, Any]) -> None:
     known = set(_ENV_NAMES.values()) | {f"MEEPLE_{f.name.upper()}" for f in fields(JobSettings)}
+    known.add(ROOT_VARIABLE)  # prometheus-client's own, read by service.monitoring.metrics_dir
     for service in compose["services"].values():
         for name in service.get("environment", {}):
             assert name in known, name
