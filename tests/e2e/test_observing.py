@@ -1,6 +1,7 @@
-"""Metrics, logs and readiness of the Redis deployment as compose.yaml runs it: gunicorn with
-compose's command line and two workers, a ``meeple worker`` for steps and notifications, all
-sharing one PROMETHEUS_MULTIPROC_DIR (docs/operations.md, "Metrics", "Logs", "Probes").
+"""Metrics, logs and readiness of real processes (docs/operations.md, "Metrics", "Logs",
+"Probes"): the Redis deployment as compose.yaml runs it (gunicorn with compose's command line
+and two workers, a ``meeple worker`` for steps and notifications, all sharing one
+PROMETHEUS_MULTIPROC_DIR), and the embedded ``meeple serve`` with nothing configured.
 
 - after a known number of actions, automatic steps and webhook deliveries (counted in the
   games' logs and at the receiver), one scrape of ``/metrics`` shows exactly those counts,
@@ -8,7 +9,8 @@ sharing one PROMETHEUS_MULTIPROC_DIR (docs/operations.md, "Metrics", "Logs", "Pr
   deliveries;
 - every log line of both is JSON, a job's line carries the request id of the action that
   made it due, and no line holds a token;
-- ``/ready`` answers 503 while Redis is stopped and 200 again once it is back.
+- ``/ready`` answers 503 while Redis is stopped and 200 again once it is back;
+- ``meeple serve`` alone counts into ``var/metrics`` and starts with a clean count.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,13 +32,13 @@ import pytest
 
 from tests.e2e.test_webhooks import SECRET, running_receiver
 from tests.redis_servers import RedisServer
-from tests.security.conftest import ROOT, LiveServer, start_gunicorn, stop_server
+from tests.security.conftest import ROOT, LiveServer, start_gunicorn, start_server, stop_server
 from tests.security.test_streams import on_redis
 
 #: Actions per game; Gutenberg appends an automatic step after most pairs of them.
 ACTIONS = 12
 RULESETS = ("gutenberg", "restoration")
-PATIENCE = 60.0
+PATIENCE = 120.0
 #: compose's ``worker`` service: steps and notifications.
 WORKER_QUEUES = ("--queue", "steps", "--queue", "notifications")
 
@@ -180,16 +183,24 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
             for ruleset, game in zip(RULESETS, games, strict=True)
         }
         assert logs["gutenberg"]["system"] > 0
-        receiver.wait_for(lambda bodies: len(bodies) >= ACTIONS, patience=PATIENCE)
+
+        def deliveries() -> list[dict[str, Any]]:
+            listing = api.call("GET", f"/games/{hooked['id']}/webhooks", token=token).body
+            found: list[dict[str, Any]] = listing["webhooks"][0]["deliveries"]
+            return found
 
         def delivered() -> bool:
-            listing = api.call("GET", f"/games/{hooked['id']}/webhooks", token=token).body
-            deliveries = listing["webhooks"][0]["deliveries"]
-            return len(deliveries) == ACTIONS and all(
-                delivery["status"] == "delivered" for delivery in deliveries
+            found = deliveries()
+            return len(found) == ACTIONS and all(
+                delivery["status"] == "delivered" for delivery in found
             )
 
-        wait_until(delivered, "every delivery delivered")
+        try:
+            wait_until(delivered, "every delivery delivered")
+        except AssertionError:
+            tail = deployment.worker_log.read_text()[-5000:]
+            raise AssertionError(f"deliveries: {deliveries()}\nworker: {tail}") from None
+        receiver.wait_for(lambda bodies: len(bodies) >= ACTIONS, patience=PATIENCE)
         samples = scrape(api)
         received = len(receiver.bodies())
 
@@ -263,5 +274,25 @@ def test_ready_answers_503_while_redis_is_stopped_and_200_once_it_is_back(
         assert api.call("GET", "/health").status == 503
         redis.start()
         wait_until(lambda: api.call("GET", "/ready").status == 200, "ready again")
+    finally:
+        stop_server(api)
+
+
+def test_the_embedded_server_counts_with_nothing_configured_and_starts_from_zero(
+    tmp_path: Path,
+) -> None:
+    stale = tmp_path / "var" / "metrics" / f"serve-{socket.gethostname()}-999999999"
+    stale.mkdir(parents=True)
+    (stale / "counter_1.db").write_bytes(b"left by a server that died")
+    api = start_server(tmp_path, {}, [])
+    try:
+        game = api.create_game()
+        act(api, game, "embedded-1")
+        samples = scrape(api)
+        assert total(samples, "meeple_actions_appended_total", ruleset="gutenberg") == 1
+        assert total(samples, "meeple_http_requests_total", route="/games", status="201") == 1
+        assert not stale.exists()
+        owned = list((tmp_path / "var" / "metrics").iterdir())
+        assert [directory.name.split("-")[0] for directory in owned] == ["serve"]
     finally:
         stop_server(api)
