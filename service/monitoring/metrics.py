@@ -54,7 +54,7 @@ HTTP_REQUESTS = Counter(
 )
 HTTP_DURATION = Histogram(
     "meeple_http_request_duration_seconds",
-    "Seconds from a request's arrival to its answer's start (a stream: to its first byte)",
+    "Seconds from a request's arrival to the start of its answer (a stream: until it starts)",
     ["method", "route"],
 )
 ACTIONS = Counter("meeple_actions_appended", "Seats' actions appended, by ruleset", ["ruleset"])

@@ -28,6 +28,15 @@ FORBIDDEN = {
     "service.live": ("flask", "werkzeug", "service.http", "service.workers"),
     "service.workers": ("flask", "werkzeug", "service.http"),
     "service.http": ("service.workers",),
+    # What every layer counts and logs with: it knows none of them.
+    "service.monitoring": (
+        "flask",
+        "werkzeug",
+        "service.http",
+        "service.workers",
+        "service.live",
+        "service.application",
+    ),
 }
 
 #: The modules that hold a resource's endpoints, a Flask blueprint each.
