@@ -15,6 +15,7 @@ job's name, an outcome. No game id, token or address is ever a label.
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +34,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from service.monitoring.metrics_dir import root_of
+
+log = logging.getLogger(__name__)
 
 #: The media type of the text ``render`` writes: the classic text format, which every
 #: Prometheus reads.
@@ -151,7 +154,18 @@ class Scraped:
         self.read = read
 
     def collect(self) -> Iterator[Metric]:
-        found = self.read()
+        readable = GaugeMetricFamily(
+            "meeple_queues_readable",
+            "Whether the queues could be read for this scrape (0: their Redis does not answer; "
+            "the queue gauges are left out)",
+        )
+        try:
+            found = self.read()
+        except Exception as error:
+            log.warning("metrics: the queues cannot be read (%s)", type(error).__name__)
+            readable.add_metric([], 0)
+            return iter([readable])
+        readable.add_metric([], 1)
         depth = GaugeMetricFamily(
             "meeple_queue_depth", "Jobs waiting in each queue", labels=["queue"]
         )
@@ -170,7 +184,7 @@ class Scraped:
         )
         for (kind, state), count in sorted(found.get("compute", {}).items()):
             compute.add_metric([kind, state], count)
-        return iter([depth, age, compute])
+        return iter([readable, depth, age, compute])
 
 
 class _EveryProcess:

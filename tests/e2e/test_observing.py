@@ -272,8 +272,13 @@ def test_ready_answers_503_while_redis_is_stopped_and_200_once_it_is_back(
         assert down.code == "not_ready"
         assert down.body["checks"] == {"store": False, "redis": False, "queues": False}
         assert api.call("GET", "/health").status == 503
+        # The counts are still there to read; the queues' gauges say they cannot be read.
+        samples = scrape(api)
+        assert total(samples, "meeple_queues_readable") == 0
+        assert total(samples, "meeple_http_requests_total", route="/ready", status="503") == 1
         redis.start()
         wait_until(lambda: api.call("GET", "/ready").status == 200, "ready again")
+        assert total(scrape(api), "meeple_queues_readable") == 1
     finally:
         stop_server(api)
 
