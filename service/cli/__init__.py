@@ -120,7 +120,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
             return create_app(load_config(**overrides))
 
-    from service.monitoring.logs import gunicorn_log_config
+    from service.monitoring.logs import announce, gunicorn_log_config
     from service.monitoring.metrics_dir import claim, process_exited
 
     config = load_config()  # a bad setting stops the server before it binds its port
@@ -133,7 +133,7 @@ def run_serve(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = (
         {} if os.environ.get("MEEPLE_PUBLIC_URL", "").strip() else {"public_url": url}
     )
-    print(f"Meeple Ledger on {url} (docs: {url}/docs)", file=sys.stderr)
+    announce(f"Meeple Ledger on {url} (docs: {url}/docs)", config.log_format)
     EmbeddedServer().run()
     return 0
 
@@ -145,7 +145,8 @@ def run_worker(args: argparse.Namespace) -> int:
     if not args.queue:
         from service.workers.supervisor import supervise
 
-        return supervise()  # each of its processes claims its own metrics directory
+        # Each of its processes claims its own metrics directory.
+        return supervise(log_format=config.log_format)
     from service.monitoring.metrics_dir import claim
 
     # Before the service is imported (and prometheus_client with it): its counts go to files

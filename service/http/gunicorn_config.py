@@ -11,15 +11,14 @@ directory is claimed.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from service.config import load_config
 from service.monitoring.logs import gunicorn_log_config
 from service.monitoring.metrics_dir import claim, process_exited
 
-_JSON = os.environ.get("MEEPLE_LOG_FORMAT", "").strip().lower() == "json"
-
-if _JSON:
+# Read (and every setting checked) before gunicorn binds its port.
+if load_config().log_format == "json":
     logconfig_dict = gunicorn_log_config()
 else:
     accesslog = "-"

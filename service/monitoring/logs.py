@@ -106,6 +106,15 @@ def configure(log_format: str) -> None:
         use_json()
 
 
+def announce(message: str, log_format: str) -> None:
+    """A command's own line on standard error (the address it serves, the workers it
+    started): as it is, or as a JSON line when ``log_format`` is ``json``."""
+    if log_format == "json":
+        record = logging.LogRecord("meeple", logging.INFO, __file__, 0, message, None, None)
+        message = JsonFormatter().format(record)
+    print(message, file=sys.stderr, flush=True)
+
+
 def log_job(name: str, queue: str, ok: bool, began: float, game_id: str | None) -> None:
     """The line of one job that ran (its request id is the one it runs under)."""
     fields: dict[str, Any] = {

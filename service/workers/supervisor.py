@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
+from service.monitoring.logs import announce
+
 #: The queue groups of a plain ``meeple worker``, one process each (``--queue`` names).
 GROUPS: tuple[tuple[str, ...], ...] = (
     ("steps",),
@@ -83,8 +85,11 @@ class Member:
         ]
 
 
-def supervise(groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5) -> int:
-    """Run one worker per group until told to stop; 0 once they all ended."""
+def supervise(
+    groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5, log_format: str = "plain"
+) -> int:
+    """Run one worker per group until told to stop; 0 once they all ended (its own lines
+    in ``log_format``: MEEPLE_LOG_FORMAT's)."""
     members = [Member(tuple(group)) for group in groups]
     stopping = threading.Event()
 
@@ -96,16 +101,15 @@ def supervise(groups: Sequence[tuple[str, ...]] = GROUPS, poll: float = 0.5) -> 
         for member in members:
             _start(member)
         started = ", ".join(f"{m.name} (pid {m.process.pid})" for m in members if m.process)
-        print(
+        announce(
             f"meeple worker: a process per queue group: {started}; "
             "`meeple worker --queue NAME` runs one group alone",
-            file=sys.stderr,
-            flush=True,
+            log_format,
         )
         while not stopping.wait(poll):
             now = time.monotonic()
             for member in members:
-                _look_after(member, now)
+                _look_after(member, now, log_format)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -119,7 +123,7 @@ def _start(member: Member) -> None:
     member.restart_at = None
 
 
-def _look_after(member: Member, now: float) -> None:
+def _look_after(member: Member, now: float, log_format: str = "plain") -> None:
     """Start a dead worker again once its pause is over."""
     if member.process is not None:
         code = member.process.poll()
@@ -127,11 +131,10 @@ def _look_after(member: Member, now: float) -> None:
             return
         ran = now - member.started_at
         member.pause = FIRST_PAUSE if ran >= HEALTHY_AFTER else min(member.pause * 2, MAX_PAUSE)
-        print(
+        announce(
             f"meeple worker: the {member.name} worker ended (exit {code}); "
             f"starting it again in {member.pause:.0f} s",
-            file=sys.stderr,
-            flush=True,
+            log_format,
         )
         member.process = None
         member.restart_at = now + member.pause

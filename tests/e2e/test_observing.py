@@ -61,6 +61,10 @@ def settings(redis: RedisServer, directory: Path) -> dict[str, str]:
         "MEEPLE_LOG_FORMAT": "json",
         "MEEPLE_WEBHOOK_ALLOW_HOSTS": "127.0.0.1",
         "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
+        # Every step is its job's, never the sweep's, and no attempt times out, however
+        # slow a loaded machine runs: the counts below are then known exactly.
+        "MEEPLE_STEP_GRACE": "600",
+        "MEEPLE_WEBHOOK_TIMEOUT": "60",
     }
 
 
@@ -156,6 +160,13 @@ def total(
     return sum(value for (found, has), value in samples.items() if found == name and wanted <= has)
 
 
+def counted_outcome(attempt: dict[str, Any]) -> str:
+    """An attempt's outcome as meeple_webhook_deliveries_total names it."""
+    if attempt["outcome"] != "http_status":
+        return str(attempt["outcome"])
+    return "delivered" if 200 <= attempt["status"] < 300 else "http_error"
+
+
 def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
     deployment: Deployment,
 ) -> None:
@@ -203,8 +214,12 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
         receiver.wait_for(lambda bodies: len(bodies) >= ACTIONS, patience=PATIENCE)
         samples = scrape(api)
         received = len(receiver.bodies())
+        attempts = [attempt for delivery in deliveries() for attempt in delivery["attempts"]]
 
     assert received == ACTIONS
+    # Each attempt as the deliveries record it (a receiver slow to answer may see a retry).
+    made = Counter(counted_outcome(attempt) for attempt in attempts)
+    assert made["delivered"] == received
     for ruleset, counted in logs.items():
         assert counted["action"] == ACTIONS
         assert total(samples, "meeple_actions_appended_total", ruleset=ruleset) == ACTIONS
@@ -213,7 +228,10 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
     assert total(samples, "meeple_step_latency_seconds_count") == sum(
         counted["system"] for counted in logs.values()
     )
-    assert total(samples, "meeple_webhook_deliveries_total") == received
+    assert total(samples, "meeple_webhook_deliveries_total") == len(attempts)
+    for outcome, count in made.items():
+        counted = total(samples, "meeple_webhook_deliveries_total", outcome=outcome)
+        assert counted == count, outcome
     assert (
         total(samples, "meeple_webhook_deliveries_total", outcome="delivered", receiver="allowed")
         == received
@@ -226,7 +244,8 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
     # Never a raw path, a game id or a token in a label.
     labels = {value for (_, has) in samples for _, value in has}
     assert not any(game["id"] in value for game in games for value in labels)
-    assert total(samples, "meeple_jobs_total", job="deliver", outcome="ok") == received
+    # A delivery's job may find its owner's places taken and put it off: more jobs than attempts.
+    assert total(samples, "meeple_jobs_total", job="deliver", outcome="ok") >= len(attempts)
     assert total(samples, "meeple_jobs_total", outcome="failed") == 0
     assert total(samples, "meeple_queue_depth", queue="steps") == 0
     assert ("meeple_compute_jobs", frozenset({("kind", "bots"), ("state", "queued")})) in samples
@@ -247,7 +266,7 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
     }
     assert set(stepped) <= step_jobs
     delivery_jobs = [line for line in worker_lines if line.get("job") == "deliver"]
-    assert len(delivery_jobs) == received
+    assert len(delivery_jobs) == total(samples, "meeple_jobs_total", job="deliver")
     assert all(line["request_id"] in answers for line in delivery_jobs)
     text = api.logs() + deployment.worker_log.read_text()
     for game in games:
