@@ -1418,6 +1418,7 @@ return 1
             failure_ttl=self.FAILURE_TTL,
             job_timeout=self._timeout(queue),
             pipeline=pipeline,
+            meta=_job_meta(),
         )
 
     def take_fair_turn(self, queue: str) -> Any:
@@ -1434,14 +1435,13 @@ return 1
         try:
             job = taken.item
             name = str(job["name"])
-            # Taken in the fair order, apart from whichever request queued it: no request id.
             return run_observed(
                 JOB_FUNCTIONS[name],
                 self.services,
                 tuple(job["args"]),
                 name=name,
-                queue=queue,
-                request_id=None,
+                queue=QUEUE_NAMES.get(queue, queue),
+                request_id=_turn_request_id(taken.job_id),
             )
         finally:
             if fair.done(taken) and self.queues[queue].count < len(fair):
@@ -1617,9 +1617,9 @@ return 1
             return all(isinstance(length, int) for length in pipe.execute())
 
     def scraped(self) -> dict[str, Any]:
-        """The RQ queues' lengths and the enqueue time of each one's first job; the fair
-        order's waiting and running jobs (of the bots' and analyses' queues, whose RQ jobs
-        are turns to take them)."""
+        """The RQ queues' lengths and the enqueue time of each one's first job (the jobs of
+        the notifications', bots' and analyses' queues are turns to take the fair order's
+        next); the bots' and analyses' fair orders' waiting and running jobs."""
         from rq.utils import utcparse
 
         names = list(self.queues)
@@ -1644,6 +1644,8 @@ return 1
         compute: dict[tuple[str, str], int] = {}
         now = time.time()
         for name, fair in self.fair.items():
+            if name not in ("bots", "analyses"):
+                continue  # notices: counted in their queue's depth
             compute[(name, "queued")] = len(fair)
             compute[(name, "running")] = fair.running_now(now)
         return {"queues": queues, "compute": compute}
@@ -1723,6 +1725,18 @@ _QUEUE_OF_RQ = {
     BOTS_QUEUE: "bots",
     ANALYSES_QUEUE: "analyses",
 }
+
+
+def _turn_request_id(job_id: str) -> str | None:
+    """The request id of the job a fair turn took, when the turn is that job's own (queued
+    with it, under its id, by the request that queued it); a turn that took another owner's
+    job, queued by another request, knows none."""
+    from rq import get_current_job
+
+    turn = get_current_job()
+    if turn is None or turn.id != job_id:
+        return None
+    return logs.valid_request_id((turn.meta or {}).get("request_id"))
 
 
 def _job_meta() -> dict[str, Any] | None:

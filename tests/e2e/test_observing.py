@@ -267,7 +267,10 @@ def test_one_scrape_counts_every_action_step_and_delivery_of_every_process(
     assert set(stepped) <= step_jobs
     delivery_jobs = [line for line in worker_lines if line.get("job") == "deliver"]
     assert len(delivery_jobs) == total(samples, "meeple_jobs_total", job="deliver")
-    assert all(line["request_id"] in answers for line in delivery_jobs)
+    # Those the actions' notices started carry their request ids; a retry the sweep started
+    # (a delivery put off while its owner's places were taken) carries none.
+    assert any(line["request_id"] in answers for line in delivery_jobs)
+    assert all(line["request_id"] in {*answers, None} for line in delivery_jobs)
     text = api.logs() + deployment.worker_log.read_text()
     for game in games:
         for seat in game["seats"]:
