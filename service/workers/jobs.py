@@ -96,8 +96,10 @@ ANALYSES_QUEUE = "meeple-analyses"
 #: The statuses of an RQ job that has not started yet: one such is not enqueued again.
 WAITING = ("queued", "deferred", "scheduled")
 #: The jobs that compute, and their queues: they wait in a fair order, round-robin across
-#: their owners (service.workers.fair), not first come, first served.
-FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses", "notify": "notify"}
+#: their owners (service.workers.fair), not first come, first served. On RQ a webhook
+#: attempt waits in its owner's turn too, beside the notices: behind one FIFO, an honest
+#: owner's delivery waited for every notice another owner's games had queued before it.
+FAIR_JOBS = {"bot_turn": "bots", "analysis": "analyses", "notify": "notify", "deliver": "notify"}
 #: ``notify``'s version for "the game's version when the job runs": one job a game waits in
 #: the fair order, however many events it has to tell (RQJobs: its pushes are all the same).
 LATEST = -1
@@ -903,7 +905,13 @@ class Jobs:
     def share_of(self, name: str, args: tuple[Any, ...]) -> Share:
         """Whose compute a fair job is, and for which game: a bot turn's game's owner
         (service.application.bot_games), an analysis's asker's (its record), a game's notice
-        its first webhook's owner (its lane: who registered it)."""
+        its first webhook's owner (its lane: who registered it), a webhook attempt its
+        delivery's lane."""
+        if name == "deliver":
+            game_id = str(args[0])
+            delivery = self.state.delivery(game_id, str(args[1]))
+            lane = delivery_lane(delivery) if delivery is not None else f"game:{game_id}"
+            return Share(lane, game_id)
         if name == "notify":
             game_id = str(args[0])
             hooks = self.state.webhooks(game_id)

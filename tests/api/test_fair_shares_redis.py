@@ -137,3 +137,43 @@ def test_game_notices_are_served_in_their_webhook_owners_fair_order(
     assert [game for game, _ in told] == ["a1", "b1", "a2", "a3", "a4"]
     assert {version for _, version in told} == {jobs_module.LATEST}
     assert len(jobs.fair["notify"]) == 0
+
+
+def test_a_webhook_attempt_waits_its_owners_turn_not_behind_another_owners_notices(
+    redis_services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """b's delivery, handed to the workers after four of a's games' notices were queued, runs
+    after one of them (its owner's turn), not after all four: a's busy games once made an
+    honest owner's webhook wait 10-16 s behind their notices on the notifications FIFO."""
+    from service.application.webhooks import new_delivery, new_webhook
+
+    jobs: RQJobs = redis_services.jobs
+    lanes = {f"a{n}": "address:a" for n in range(1, 5)} | {"b1": "address:b"}
+    hooks = {}
+    for game_id, lane in lanes.items():
+        hooks[game_id] = new_webhook(
+            game_id, "https://example.com/hook", "s" * 24, ["action"], {"seat": 0}, 0, lane
+        )
+        assert jobs.state.add_webhook(hooks[game_id])
+    ran: list[str] = []
+    monkeypatch.setitem(
+        JOB_FUNCTIONS, "notify", lambda services, game, version: ran.append(f"notify {game}")
+    )
+    monkeypatch.setitem(
+        JOB_FUNCTIONS,
+        "deliver",
+        lambda services, game, delivery_id, attempt: ran.append(f"deliver {game} {attempt}"),
+    )
+    for game_id in ("a1", "a2", "a3", "a4"):
+        jobs.enqueue("notify", game_id, 1, job_id=f"notify-{game_id}", queue="notify")
+    delivery = new_delivery(hooks["b1"], "action", 1, {"event": {}})
+    jobs.state.save_delivery(delivery)
+    jobs.enqueue_delivery("b1", delivery["id"], 1)
+    jobs.enqueue_delivery("b1", delivery["id"], 1)  # handed twice (a sweep): waits once
+    assert len(jobs.fair["notify"]) == 5
+    monkeypatch.setattr(jobs_module, "_process_services", redis_services)
+    worker = worker_class()([jobs.queues["notify"]], connection=jobs.connection)
+    monkeypatch.setattr(worker, "subscribe", lambda: None)
+    worker.work(burst=True)
+    assert ran == ["notify a1", "deliver b1 1", "notify a2", "notify a3", "notify a4"]
+    assert len(jobs.fair["notify"]) == 0
