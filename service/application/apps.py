@@ -122,6 +122,17 @@ class AppRegistry(ABC):
     def held(self, app_id: str) -> list[Held]:
         """Every game the application holds, in the order it took them."""
 
+    @abstractmethod
+    def add_webhook(self, app_id: str, webhook: dict[str, Any], most: int) -> bool:
+        """Keep an application webhook (its secret included), unless it has ``most`` already."""
+
+    @abstractmethod
+    def webhooks(self, app_id: str) -> list[dict[str, Any]]:
+        """The application's webhooks, oldest first."""
+
+    @abstractmethod
+    def remove_webhook(self, app_id: str, webhook_id: str) -> bool: ...
+
     def held_seats(self, app_id: str, game_id: str) -> frozenset[int]:
         return frozenset(seat for seat, holder in self.holders(game_id).items() if holder == app_id)
 
@@ -186,6 +197,12 @@ class SQLiteAppRegistry(AppRegistry):
         number INTEGER NOT NULL,
         PRIMARY KEY (app_id, game_id)
     );
+    CREATE TABLE IF NOT EXISTS app_webhooks (
+        app_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (app_id, id)
+    );
     CREATE TABLE IF NOT EXISTS app_seats (
         game_id TEXT NOT NULL,
         seat INTEGER NOT NULL,
@@ -227,6 +244,7 @@ class SQLiteAppRegistry(AppRegistry):
             db.execute("DELETE FROM apps WHERE id = ?", (app.id,))
             db.execute("DELETE FROM app_games WHERE app_id = ?", (app.id,))
             db.execute("DELETE FROM app_seats WHERE app_id = ?", (app.id,))
+            db.execute("DELETE FROM app_webhooks WHERE app_id = ?", (app.id,))
 
     def hold(self, app_id: str, game_id: str, seats: list[int]) -> Held:
         with self._pool.transaction() as db:
@@ -276,6 +294,32 @@ class SQLiteAppRegistry(AppRegistry):
                 entry[1].append(int(seat))
         return [Held(game, number, tuple(seats)) for game, (number, seats) in found.items()]
 
+    def add_webhook(self, app_id: str, webhook: dict[str, Any], most: int) -> bool:
+        with self._pool.transaction() as db:
+            (count,) = db.execute(
+                "SELECT COUNT(*) FROM app_webhooks WHERE app_id = ?", (app_id,)
+            ).fetchone()
+            if count >= most:
+                return False
+            db.execute(
+                "INSERT INTO app_webhooks VALUES (?, ?, ?)",
+                (app_id, webhook["id"], json.dumps(webhook)),
+            )
+        return True
+
+    def webhooks(self, app_id: str) -> list[dict[str, Any]]:
+        rows = self._pool.query(
+            "SELECT record FROM app_webhooks WHERE app_id = ? ORDER BY rowid", (app_id,)
+        )
+        return [json.loads(row[0]) for row in rows]
+
+    def remove_webhook(self, app_id: str, webhook_id: str) -> bool:
+        with self._pool.transaction() as db:
+            done = db.execute(
+                "DELETE FROM app_webhooks WHERE app_id = ? AND id = ?", (app_id, webhook_id)
+            )
+            return bool(done.rowcount)
+
     def close(self) -> None:
         self._pool.close()
 
@@ -307,6 +351,9 @@ class RedisAppRegistry(AppRegistry):
 
     def _count(self, app_id: str) -> str:
         return f"{self.prefix}:{{{app_id}}}:count"
+
+    def _webhooks(self, app_id: str) -> str:
+        return f"{self.prefix}:{{{app_id}}}:webhooks"
 
     def _seats(self, game_id: str) -> str:
         return f"{self.prefix}:seats:{{{game_id}}}"
@@ -345,7 +392,7 @@ class RedisAppRegistry(AppRegistry):
         for held in self.held(app.id):
             for seat in held.seats:
                 self.let_go(app.id, held.game_id, seat)
-        self.client.delete(self._games(app.id), self._count(app.id))
+        self.client.delete(self._games(app.id), self._count(app.id), self._webhooks(app.id))
 
     def hold(self, app_id: str, game_id: str, seats: list[int]) -> Held:
         found = self.client.hget(self._games(app_id), game_id)
@@ -382,6 +429,28 @@ class RedisAppRegistry(AppRegistry):
             mine = sorted(int(seat) for seat, app in seats.items() if _text(app) == app_id)
             found.append(Held(game_id, number, tuple(mine)))
         return found
+
+    def add_webhook(self, app_id: str, webhook: dict[str, Any], most: int) -> bool:
+        # One list per application, in one hash slot: the count and the push in one script.
+        added = self.client.eval(
+            "if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end "
+            "redis.call('RPUSH', KEYS[1], ARGV[2]) return 1",
+            1,
+            self._webhooks(app_id),
+            most,
+            json.dumps(webhook),
+        )
+        return bool(added)
+
+    def webhooks(self, app_id: str) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in self.client.lrange(self._webhooks(app_id), 0, -1)]
+
+    def remove_webhook(self, app_id: str, webhook_id: str) -> bool:
+        found: list[Any] = list(self.client.lrange(self._webhooks(app_id), 0, -1))
+        for raw in found:
+            if json.loads(raw)["id"] == webhook_id:
+                return bool(self.client.lrem(self._webhooks(app_id), 1, raw))
+        return False
 
     def check(self) -> bool:
         return bool(self.client.ping())

@@ -318,3 +318,68 @@ def test_app_streams_are_capped_per_application(short_streams: Services) -> None
         other_stream.close()
     finally:
         opened.close()
+
+
+# -- the application's webhooks ----------------------------------------------------------------
+
+
+def test_app_webhooks_deliver_every_held_seats_events_signed_and_redacted(
+    services: Services,
+) -> None:
+    from service.application.webhooks import SIGNATURE_HEADER, verify_signature
+    from tests.e2e.test_webhooks import SECRET, running_receiver
+
+    services.jobs.close()
+    services.jobs = make_jobs(services, JobSettings(webhook_allow_hosts="127.0.0.1"))
+    client = create_app(services=services).test_client()
+    key = register(client)["key"]
+    before = create(client, key, ["Ann", "Bob"])  # held before the webhook: it is told too
+    with running_receiver() as receiver:
+        made = client.post(
+            "/apps/me/webhooks",
+            json={"url": receiver.url, "secret": SECRET, "events": ["action"]},
+            headers=bearer(key),
+        )
+        assert made.status_code == 201, made.json
+        hook = made.json
+        assert "secret" not in hook
+        listed = client.get("/apps/me/webhooks", headers=bearer(key)).json["webhooks"]
+        assert [found["id"] for found in listed] == [hook["id"]]
+        # A seat token of that game sees no application's webhook among its own.
+        token = before["seats"][0]["token"]
+        assert (
+            client.get(f"/games/{before['id']}/webhooks", headers=bearer(token)).json["webhooks"]
+            == []
+        )
+
+        later = create(client, key, ["Ann", {"open": True}])  # taken after: from its start
+        bob = client.post(f"/games/{later['id']}/seats/1/join", json={"name": "Bob"}).json
+        assert bid(client, f"/games/{later['id']}/seats/0/actions", key, 2).status_code == 201
+        assert bid(client, f"/games/{later['id']}/actions", bob["token"], 8).status_code == 201
+        assert bid(client, f"/games/{before['id']}/seats/1/actions", key, 4).status_code == 201
+        receiver.wait_for(lambda bodies: len(bodies) >= 3)
+        settle(services)
+        hits = receiver.received
+        for hit in hits:
+            assert verify_signature(hit["headers"][SIGNATURE_HEADER], SECRET, hit["body"])
+        bodies = receiver.bodies()
+        assert {body["webhook_id"] for body in bodies} == {hook["id"]}
+        in_later = [b for b in bodies if b["game_id"] == later["id"]]
+        assert sorted(b["you"]["seat"] for b in in_later) == [0, 0]  # seat 0 alone is held
+        bobs = next(b for b in in_later if b["event"]["actor"] == {"seat": 1})
+        assert bobs["event"]["secret"] is None and bobs["event"]["redacted"] is True
+        anns = next(b for b in in_later if b["event"]["actor"] == {"seat": 0})
+        assert anns["event"]["secret"] is not None
+        in_before = [b for b in bodies if b["game_id"] == before["id"]]
+        # Both seats of the first game are held: one delivery each, as each may see it.
+        by_seat = {b["you"]["seat"]: b["event"] for b in in_before}
+        assert sorted(by_seat) == [0, 1]
+        assert by_seat[1]["secret"] is not None
+        assert by_seat[0]["secret"] is None and by_seat[0]["redacted"] is True
+        # Removed: no more deliveries, from any game.
+        assert (
+            client.delete(f"/apps/me/webhooks/{hook['id']}", headers=bearer(key)).status_code == 204
+        )
+        assert client.get("/apps/me/webhooks", headers=bearer(key)).json["webhooks"] == []
+        assert services.jobs.state.webhooks(later["id"]) == []
+        assert services.jobs.state.webhooks(before["id"]) == []

@@ -29,12 +29,13 @@ from marshmallow import Schema, fields, validate
 
 from events.envelope import Envelope
 from projections.fold import Game
-from service.application import apps, commands, request_shares
+from service.application import app_custody, apps, commands, request_shares
 from service.application.auth import AuthError
 from service.application.commands import GameNotFound
 from service.application.live_status import GameHistory, Standing, must_act, public_status
 from service.application.lobby import seats_of
-from service.application.visibility import visible_envelope
+from service.application.visibility import seat_left, visible_envelope
+from service.application.webhooks import WebhookError, new_webhook, vet_url
 from service.http.app_keys import forget_request_app, request_app, request_key
 from service.http.errors import ApiError
 from service.http.limits import RULES, client_address
@@ -45,6 +46,7 @@ from service.http.resources.stream import (
     bound_writes,
     client_gone,
 )
+from service.http.resources.webhooks import WebhookCreateSchema
 from service.http.schemas import GameStatusSchema, LiveStatusSchema, YouSchema
 from service.http.shared import json_body, load_query, services
 from service.live.hub import FeedView, Refusal, Share, Slot
@@ -175,6 +177,17 @@ class AppStreamEventSchema(Schema):
     type = fields.String(required=True)
     status = fields.Nested(LiveStatusSchema, required=True)
     seats = fields.List(fields.Nested(AppSeatEventSchema), required=True)
+
+
+class AppWebhookSchema(Schema):
+    id = fields.String(required=True)
+    url = fields.String(required=True)
+    events = fields.List(fields.String(), required=True)
+    created_at = fields.String(required=True)
+
+
+class AppWebhookListSchema(Schema):
+    webhooks = fields.List(fields.Nested(AppWebhookSchema), required=True)
 
 
 # -- who asks ----------------------------------------------------------------------------------
@@ -346,7 +359,7 @@ def revoke_app() -> tuple[str, int]:
     app = _app()
     key = request_key()
     assert key is not None
-    services().apps.revoke(app, apps.key_hash(key))
+    app_custody.revoke(services(), app, apps.key_hash(key))
     forget_request_app()
     return "", 204
 
@@ -431,6 +444,110 @@ def _held_games(app: apps.App, before: int | None = None) -> list[tuple[apps.Hel
         except GameNotFound:
             continue
     return games
+
+
+# -- the application's webhooks ---------------------------------------------------------------
+
+
+def _public(hook: dict[str, Any]) -> dict[str, Any]:
+    return {key: hook[key] for key in ("id", "url", "events", "created_at")}
+
+
+@bp.post("/apps/me/webhooks")
+def create_app_webhook() -> tuple[Response, int, dict[str, str]]:
+    """Register a webhook for every game the application holds.
+    ---
+    post:
+      operationId: createAppWebhook
+      codes:
+        409: [too_many_webhooks]
+        422: [invalid_webhook_url, invalid_webhook_events, webhook_url_forbidden]
+      tags: [apps]
+      summary: Register an application webhook
+      description: >
+        The same deliveries as a seat's webhook (``POST /games/{id}/webhooks``, signed the
+        same way with ``secret``), for every seat the application holds, in every game it
+        holds now or takes later: one delivery per event and held seat, the event as that
+        seat may see it, with the game's status and ``you``; ``webhook_id`` is this
+        webhook's id. An application may have ``MEEPLE_WEBHOOK_MAX_PER_SEAT`` of them (409
+        ``too_many_webhooks``).
+      security: [{appKey: []}]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: WebhookCreateSchema
+      responses:
+        201:
+          description: The webhook (never its secret).
+          content:
+            application/json:
+              schema: AppWebhookSchema
+        401: Unauthorized
+        409: Conflict
+        422: UnprocessableEntity
+    """
+    app = _app()
+    body = WebhookCreateSchema().load(json_body())
+    found = services()
+    settings = found.jobs.settings
+    try:
+        vet_url(body["url"], settings.allow_list)
+        made = new_webhook("", body["url"], body["secret"], body["events"], {"app": app.id}, 0)
+    except WebhookError as error:
+        raise ApiError(
+            422, error.code, error.message, errors={error.field: [error.message]}
+        ) from None
+    hook = {key: made[key] for key in ("id", "url", "secret", "events", "created_at")}
+    if not app_custody.add_webhook(found, app.id, hook, settings.webhook_max_per_seat):
+        raise ApiError(
+            409,
+            "too_many_webhooks",
+            f"An application may have {settings.webhook_max_per_seat} webhooks. Remove one first.",
+        )
+    return jsonify(_public(hook)), 201, {"Location": f"/apps/me/webhooks#{hook['id']}"}
+
+
+@bp.get("/apps/me/webhooks")
+def list_app_webhooks() -> Response:
+    """The application's webhooks.
+    ---
+    get:
+      operationId: listAppWebhooks
+      tags: [apps]
+      summary: List the application's webhooks
+      security: [{appKey: []}]
+      responses:
+        200:
+          description: Its webhooks, oldest first (never their secrets).
+          content:
+            application/json:
+              schema: AppWebhookListSchema
+        401: Unauthorized
+    """
+    app = _app()
+    return jsonify({"webhooks": [_public(hook) for hook in services().apps.webhooks(app.id)]})
+
+
+@bp.delete("/apps/me/webhooks/<webhook_id>")
+def delete_app_webhook(webhook_id: str) -> tuple[str, int]:
+    """Remove one of the application's webhooks.
+    ---
+    delete:
+      operationId: deleteAppWebhook
+      codes: {404: [not_found]}
+      tags: [apps]
+      summary: Remove an application webhook
+      security: [{appKey: []}]
+      responses:
+        204:
+          description: Removed, from every game; pending retries are given up.
+        401: Unauthorized
+    """
+    app = _app()
+    if not app_custody.remove_webhook(services(), app.id, webhook_id):
+        raise ApiError(404, "not_found", "Your application has no such webhook.")
+    return "", 204
 
 
 # -- the application's stream ------------------------------------------------------------------
@@ -666,7 +783,7 @@ def _game_messages(found: Any, game_id: str, followed: dict[str, Followed], know
     for envelope in batch:
         seq = int(envelope["seq"])
         after = view.standings.get(seq) or entry.history.standing(seq)
-        if _seat_left(envelope, entry.seats):
+        if any(seat_left(envelope, seat) for seat in entry.seats):
             # Its seat is open again: whoever joins next is not the application.
             entry.seats = entry.seats - {int(envelope["data"]["seat"])}
         entry.cursor = seq
@@ -678,15 +795,6 @@ def _game_messages(found: Any, game_id: str, followed: dict[str, Followed], know
             entry.watcher.close()
             break
     return "".join(texts)
-
-
-def _seat_left(envelope: Envelope, seats: frozenset[int]) -> bool:
-    data = envelope.get("data") or {}
-    return (
-        envelope["type"] == "seat_changed"
-        and data.get("change") == "left"
-        and data.get("seat") in seats
-    )
 
 
 def _message(

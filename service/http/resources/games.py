@@ -12,7 +12,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 
 from projections.fold import Game
 from projections.ruleset import all_rulesets
-from service.application import commands
+from service.application import app_custody, commands
 from service.application.auth import AuthError, require_admin, require_seat
 from service.application.visibility import sealed_until, visible_envelope
 from service.http.errors import ApiError
@@ -259,7 +259,7 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         # Created with an application's key: the game is the application's, and so is every
         # player's seat it named (open seats are held by whoever joins them).
         players = [ticket.seat for ticket in created.seats if ticket.kind == "player"]
-        services().apps.hold(viewer.app, created.game_id, players)
+        app_custody.hold(services(), viewer.app, created.game_id, players)
     payload = {
         "id": created.game_id,
         "version": created.version,

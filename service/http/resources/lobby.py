@@ -30,7 +30,7 @@ from flask import Blueprint, Response, jsonify, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from projections.fold import Game
-from service.application import commands
+from service.application import app_custody, commands
 from service.application.auth import AuthError, Viewer
 from service.application.bot_seats import BotSchema
 from service.application.lobby import (
@@ -157,7 +157,7 @@ def join_seat(game_id: str, seat: int) -> tuple[Response, int, dict[str, str]]:
     app = request_app()
     if app is not None:
         # Joined with an application's key: the application holds the seat from now on.
-        services().apps.hold(app.id, game_id, [seat])
+        app_custody.hold(services(), app.id, game_id, [seat])
     payload = {
         "id": game_id,
         "seat": seat,
@@ -202,7 +202,7 @@ def leave_seat(game_id: str, seat: int) -> Response:
     _caps_before_change(game, viewer, opens=True)
     left = leave(services(), game_id, seat)
     if viewer.app is not None:
-        services().apps.let_go(viewer.app, game_id, seat)
+        app_custody.let_go(services(), viewer.app, game_id, seat)
     return jsonify(_seat_answer(game_id, left, "open"))
 
 
