@@ -33,6 +33,7 @@ EXTRA_BLUEPRINTS = (
     "service.http.resources.audits",
     "service.http.resources.lobby",
     "service.http.resources.analyses",
+    "service.http.resources.apps",
     "service.http.web",
 )
 
@@ -51,7 +52,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.json.sort_keys = False
     if config.request_slots:
         # Inside ProxyFix (wrapped next), so that the address it charges is the client's.
-        install_fair_requests(app, config.request_slots, config.admin_key)
+        install_fair_requests(app, config.request_slots, config.admin_key, services.apps)
     if config.trusted_proxies:
         # remote_addr becomes the address the outermost trusted proxy saw; without proxies
         # X-Forwarded-For is the client's own claim and is ignored.

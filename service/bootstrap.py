@@ -13,6 +13,7 @@ from events.config import open_store
 from events.store import EventStore
 from projections.fold import Folder
 from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
+from service.application.apps import open_registry
 from service.application.quotas import Quota, StorageQuotas, open_ledger
 from service.application.services import Services
 from service.config import STORAGE_QUOTAS, Config, game_index_url
@@ -34,6 +35,7 @@ def bootstrap(
         game_index = open_game_index(config)
     services = Services(config, store, folder, game_index)
     services.quotas = open_quotas(config)
+    services.apps = open_registry(config.store_url, config.redis_url)
     if jobs is None:
         jobs = workers.make_jobs(services)
     services.jobs = jobs

@@ -128,6 +128,11 @@ class Config:
     #: read ``GET /metrics`` besides loopback (the client address as MEEPLE_TRUSTED_PROXIES
     #: makes it); others get 403 ``metrics_forbidden``.
     metrics_allow: str = ""
+    #: MEEPLE_RATE_LIMIT_APPS: POST /apps (registering a client application) per client address.
+    rate_limit_apps: str = "5/minute;20/day"
+    #: MEEPLE_MAX_APPS_PER_ADDRESS: client applications registered from one client address and
+    #: not revoked; past it POST /apps gets 429 ``too_many_apps``. 0: no cap.
+    max_apps_per_address: int = 20
 
 
 _ENV_NAMES = {
@@ -171,6 +176,8 @@ _ENV_NAMES = {
     "max_bot_games_per_owner": "MEEPLE_MAX_BOT_GAMES_PER_OWNER",
     "log_format": "MEEPLE_LOG_FORMAT",
     "metrics_allow": "MEEPLE_METRICS_ALLOW",
+    "rate_limit_apps": "MEEPLE_RATE_LIMIT_APPS",
+    "max_apps_per_address": "MEEPLE_MAX_APPS_PER_ADDRESS",
 }
 
 #: The settings of each owner's storage quota (service.application.quotas.Quota's order).
@@ -200,6 +207,7 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_open_games",
     "max_bot_games",
     "max_bot_games_per_owner",
+    "max_apps_per_address",
 }
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
@@ -215,6 +223,7 @@ RATE_LIMITS = (
     "rate_limit_seats",
     "rate_limit_invalid_tokens",
     "rate_limit_history_reads",
+    "rate_limit_apps",
 )
 
 
@@ -268,6 +277,7 @@ def _check(config: Config) -> None:
         "max_open_games",
         "max_bot_games",
         "max_bot_games_per_owner",
+        "max_apps_per_address",
         "undo_allowance",
         "undo_allowance_per_step",
         *STORAGE_QUOTAS,

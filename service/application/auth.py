@@ -41,15 +41,36 @@ class Viewer:
     holder: bool = False
     #: whether the request carried any credentials at all
     authenticated: bool = False
+    #: the client application whose key was sent (service.application.apps), and the seats
+    #: of this game it holds; ``seat`` is the one it holds when it holds exactly one
+    app: str | None = None
+    app_seats: frozenset[int] = frozenset()
 
     @property
     def spectator(self) -> bool:
         return self.seat is None and not self.admin
 
 
+#: How a client application's key starts (service.application.apps.KEY_PREFIX): no seat
+#: token does, so neither is ever taken for the other.
+APP_KEY_PREFIX = "mla_"
+
+
 def new_token() -> str:
-    """A fresh seat token (256 bits of randomness)."""
-    return secrets.token_urlsafe(32)
+    """A fresh seat token (256 bits of randomness), never one that looks like an app key."""
+    while True:
+        token = secrets.token_urlsafe(32)
+        if not token.startswith(APP_KEY_PREFIX):
+            return token
+
+
+def app_viewer(meta: Mapping[str, Any] | None, app_id: str, held: frozenset[int]) -> Viewer:
+    """The viewer a client application's key makes in game ``meta``: the seat it holds when
+    it holds exactly one (so ``/games/{id}/state`` and ``/actions`` speak for it), its held
+    seats in any case (``/games/{id}/seats/{seat}/...`` for each)."""
+    game_id = None if meta is None else str(meta["game_id"])
+    seat = next(iter(held)) if len(held) == 1 else None
+    return Viewer(game_id, seat=seat, authenticated=True, app=app_id, app_seats=held)
 
 
 def token_hash(token: str) -> str:
@@ -103,6 +124,9 @@ def resolve_viewer(
         return Viewer(game_id)
     if is_admin_token(token, admin_key):
         return Viewer(game_id, admin=True, authenticated=True)
+    if token.startswith(APP_KEY_PREFIX):
+        # An application's key is resolved by the edge (``app_viewer``), never as a seat's.
+        raise AuthError("invalid_token", "This application key is unknown or was revoked.")
     if meta is not None:
         seat = seat_of(token, meta.get("seat_token_hashes", []))
         if seat is not None:
@@ -119,6 +143,15 @@ def require_seat(viewer: Viewer) -> int:
         return viewer.seat
     if viewer.admin:
         raise AuthError("seat_required", "The admin key acts for no seat; use a seat's token.", 403)
+    if viewer.app is not None:
+        if not viewer.app_seats:
+            raise AuthError("seat_not_held", "Your application holds no seat of this game.", 403)
+        raise AuthError(
+            "seat_required",
+            "Your application holds several seats of this game; act for one through "
+            "/games/{id}/seats/{seat}/actions.",
+            403,
+        )
     if viewer.holder:
         raise AuthError(
             "seat_required",
@@ -132,6 +165,10 @@ def require_seat(viewer: Viewer) -> int:
 def require_seat_or_admin(viewer: Viewer) -> Viewer:
     """The viewer, when it is a seat or the admin (managing a game's webhooks)."""
     if viewer.seat is None and not viewer.admin:
+        if viewer.app is not None:
+            raise AuthError(
+                "seat_not_held", "Your application holds no single seat of this game.", 403
+            )
         raise AuthError("missing_token", "Send a seat token or the admin key as a Bearer token.")
     return viewer
 
@@ -141,5 +178,6 @@ def require_admin(viewer: Viewer) -> Viewer:
     if not viewer.admin:
         if not viewer.authenticated:
             raise AuthError("missing_token", "This needs the admin key as a Bearer token.")
+        # An application's key included: it is never the admin's.
         raise AuthError("admin_required", "Only the admin key may do this.", 403)
     return viewer

@@ -146,8 +146,12 @@ def seat_bot(
     return SeatChange(seat, name, version, bot=bot)
 
 
-def renew_token(found: Services, game_id: str, seat: int, by_admin: bool) -> SeatChange:
-    """A new token for ``seat``: rotated by the seat itself, re-issued by the admin."""
+def renew_token(
+    found: Services, game_id: str, seat: int, by_admin: bool, by_app: bool = False
+) -> SeatChange:
+    """A new token for ``seat``: rotated by the seat itself, re-issued by the admin or by the
+    client application that holds the seat (``system: app``: which one is not the log's
+    business)."""
     token = new_token()
     names: list[str] = []
 
@@ -158,6 +162,8 @@ def renew_token(found: Services, game_id: str, seat: int, by_admin: bool) -> Sea
         names[:] = [str(game.meta["players"][seat])]
         if by_admin:
             return seat_event(seat, "token_reissued", {"system": "admin"}, token=token)
+        if by_app:
+            return seat_event(seat, "token_reissued", {"system": "app"}, token=token)
         return seat_event(seat, "token_rotated", {"seat": seat}, token=token)
 
     version = _append(found, game_id, decide)

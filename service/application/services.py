@@ -63,6 +63,9 @@ class Services:
     jobs: Any = None
     #: What each owner may append (service.application.quotas.StorageQuotas), or None.
     quotas: Any = None
+    #: The client applications, their keys' hashes and the seats they hold
+    #: (service.application.apps.AppRegistry), or None.
+    apps: Any = None
 
     def close(self) -> None:
         """Stop the jobs, then release the index and the store."""
@@ -72,4 +75,6 @@ class Services:
         self.game_index.close()
         if self.quotas is not None:
             self.quotas.close()
+        if self.apps is not None:
+            self.apps.close()
         self.store.close()

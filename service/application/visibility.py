@@ -27,6 +27,19 @@ def seat_changes_hands(envelope: Envelope, seat: int | None) -> bool:
     )
 
 
+def seat_left(envelope: Envelope, seat: int | None) -> bool:
+    """Whether ``envelope`` opens the seat again (``left``): what a client application held
+    there ends (a token renewed leaves the application holding the seat: its custody is not a
+    token's)."""
+    data = envelope.get("data") or {}
+    return (
+        seat is not None
+        and envelope["type"] == "seat_changed"
+        and data.get("change") == "left"
+        and data.get("seat") == seat
+    )
+
+
 def sealed_until(meta: dict[str, Any]) -> int:
     """The last seq whose secret stays sealed for all but the admin: the copied part of a
     branch made while its source was unfinished (the source's seed, the other seats'

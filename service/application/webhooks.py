@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 
 from events.envelope import Envelope
 from service.application.live_status import GameHistory
-from service.application.visibility import seat_changes_hands, visible_envelope
+from service.application.visibility import seat_changes_hands, seat_left, visible_envelope
 
 if TYPE_CHECKING:
     from service.application.job_state import Record
@@ -374,7 +374,8 @@ def new_delivery(webhook: Record, kind: str, seq: int, payload: dict[str, Any]) 
     delivery_id = uuid.uuid4().hex
     body = {
         "delivery_id": delivery_id,
-        "webhook_id": webhook["id"],
+        # An application's webhook (service.application.app_custody) is named by its own id.
+        "webhook_id": webhook.get("app_webhook") or webhook["id"],
         "game_id": webhook["game_id"],
         "kind": kind,
         "seq": seq,
@@ -432,7 +433,7 @@ def deliveries_for(
         if "game_finished" in wanted and ended:
             payload = {**standing, "result": after.status.get("result")}
             made.append(new_delivery(webhook, "game_finished", seq, payload))
-        if seat_changes_hands(envelope, seat):
+        if _ends_at(webhook, envelope):
             break
     return made
 
@@ -443,8 +444,16 @@ def webhook_ends(webhook: Record, envelopes: list[Envelope]) -> bool:
     speaks for the seat, and the webhook is removed
     (``service.application.visibility.seat_changes_hands``).
     """
+    return any(_ends_at(webhook, envelope) for envelope in envelopes)
+
+
+def _ends_at(webhook: Record, envelope: Envelope) -> bool:
+    """A seat's webhook ends where its seat changes hands; an application's where the seat is
+    left (the application holds it whoever holds its token)."""
     seat = webhook["owner"].get("seat")
-    return any(seat_changes_hands(envelope, seat) for envelope in envelopes)
+    if webhook["owner"].get("app"):
+        return seat_left(envelope, seat)
+    return seat_changes_hands(envelope, seat)
 
 
 #: What an attempt came to, as the delivery list shows it: never an exception's text, never

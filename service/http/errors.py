@@ -72,6 +72,8 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "illegal_action": (422, "The rules forbid this action"),
     "sealed_history": (403, "This part of the history is sealed"),
     "not_your_seat": (403, "Not your seat"),
+    "seat_not_held": (403, "Your application does not hold this seat"),
+    "too_many_apps": (429, "Too many applications from this address"),
     "game_not_finished": (403, "The game has not finished"),
     "rules_version_mismatch": (409, "The game was played under other rules"),
     "branch_point_out_of_range": (422, "No such event to branch at"),

@@ -45,6 +45,7 @@ from werkzeug.http import parse_date
 
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
+from service.http import app_keys
 from service.http.rate_counts import Count, Counts, Lockouts, MemoryCounts, RedisCounts
 from service.monitoring import metrics
 
@@ -75,6 +76,9 @@ class Rule:
     only_anonymous: bool = False
     #: counted only for new games with an open or a bot seat
     only_lobby_games: bool = False
+    #: with a client application's key, counted per application instead of per address or
+    #: token (its address and its tokens are then nobody's but its own business)
+    per_app: bool = True
 
 
 RULES = (
@@ -99,6 +103,8 @@ RULES = (
          "Too many anonymous reads of games' histories from this address", "address",
          ("api.get_events", "time_travel.get_timeline", "audits.get_audit",
           "audits.get_export"), only_anonymous=True),
+    Rule("rate_limit_apps", "apps", "Too many applications registered from this address",
+         "address", ("apps.register_app",), per_app=False),
 )  # fmt: skip
 
 #: Every endpoint that may answer 429 (openapi.yaml says so).
@@ -205,6 +211,13 @@ class RateLimits:
             token = _bearer()
             if is_admin_token(token, self.admin_key):
                 pass
+            elif token is not None and app_keys.request_key() is not None:
+                # An application's key: every limit counts per application, once the key
+                # proves itself here; an unknown key is refused by the view as invalid_token.
+                self.refuse_locked_out()
+                app = app_keys.request_app()
+                if app is not None:
+                    self._count(checks, None, anonymous=False, app=app.id)
             elif token is not None and per_token:
                 # Counted when the view has seen the token prove itself (``token_proven``);
                 # a token that proves nothing is counted as a failure of its address instead.
@@ -241,9 +254,11 @@ class RateLimits:
         if locked is not None:
             self.lockouts.lock(who, locked)
 
-    def _count(self, checks: Sequence[Check], token: str | None, anonymous: bool) -> None:
-        """Count this request (``anonymous``: it sent no token) against ``checks``;
-        RateLimited when one is over."""
+    def _count(
+        self, checks: Sequence[Check], token: str | None, anonymous: bool, app: str | None = None
+    ) -> None:
+        """Count this request (``anonymous``: it sent no token; ``app``: the application whose
+        key it sent) against ``checks``; RateLimited when one is over."""
         counted: list[Check] = []
         counts: list[Count] = []
         address = _address_who()
@@ -255,7 +270,10 @@ class RateLimits:
                 continue
             if rule.only_lobby_games and _not_a_lobby_game():
                 continue
-            who = address if rule.key == "address" or token is None else _token_who(token)
+            if app is not None and rule.per_app:
+                who = f"app:{app}"
+            else:
+                who = address if rule.key == "address" or token is None else _token_who(token)
             counted.append(check)
             counts.append(_count_of(who, rule.scope, check.item))
         if not counts:

@@ -190,6 +190,14 @@ def build_spec(
     components.security_scheme(
         "adminKey", {"type": "http", "scheme": "bearer", "description": "MEEPLE_ADMIN_KEY"}
     )
+    components.security_scheme(
+        "appKey",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A client application's key (mla_...) from POST /apps",
+        },
+    )
     for header, description in RATE_LIMIT_HEADERS.items():
         components.header(
             header.replace("-", ""), {"description": description, "schema": {"type": "integer"}}

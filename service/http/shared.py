@@ -20,12 +20,20 @@ from marshmallow import Schema, ValidationError
 
 from projections import decisions
 from projections.fold import Game, RulesVersionMismatch
-from service.application import commands
-from service.application.auth import AuthError, Viewer, bearer_token, is_admin_token, resolve_viewer
+from service.application import apps, commands
+from service.application.auth import (
+    AuthError,
+    Viewer,
+    app_viewer,
+    bearer_token,
+    is_admin_token,
+    resolve_viewer,
+)
 from service.application.live_status import public_status
 from service.application.owners import Owner, owner_for
 from service.application.services import Services
 from service.http import limits
+from service.http.app_keys import request_app
 from service.http.errors import ApiError
 from service.http.json_input import MalformedJson
 from service.http.schemas import (
@@ -113,6 +121,12 @@ def authenticate(meta: Mapping[str, Any] | None) -> Viewer:
         token = header  # malformed: refused by resolve_viewer, after the lock-out
     if token is not None and not is_admin_token(token, admin_key):
         limits.refuse_locked_out()
+    if apps.is_app_key(token):
+        app = request_app()
+        if app is None:
+            raise AuthError("invalid_token", "This application key is unknown or was revoked.")
+        held = frozenset() if meta is None else services().apps.held_seats(app.id, meta["game_id"])
+        return app_viewer(meta, app.id, held)
     viewer = resolve_viewer(meta, header, admin_key)
     if token is not None and not viewer.admin:
         limits.token_proven(token)
@@ -179,16 +193,25 @@ class Asker:
     admin: bool = False
     #: the holder of a branch: acts for every seat of that sandbox game
     holder: bool = False
+    #: the client application whose key was sent, and the seats of the game it holds
+    app: str | None = None
+    app_seats: frozenset[int] = frozenset()
 
     @property
     def anonymous(self) -> bool:
-        return self.seat is None and not self.admin and not self.holder
+        return self.seat is None and not self.admin and not self.holder and self.app is None
 
 
 def asker_of(game: Game) -> Asker:
     """The asker for this game's request; a token that is nothing here is refused."""
     viewer = authenticate(game.meta)
-    return Asker(seat=viewer.seat, admin=viewer.admin, holder=viewer.holder)
+    return Asker(
+        seat=viewer.seat,
+        admin=viewer.admin,
+        holder=viewer.holder,
+        app=viewer.app,
+        app_seats=viewer.app_seats,
+    )
 
 
 def load_game(game_id: str, at: int | None = None) -> Game:
@@ -370,7 +393,11 @@ def sealed_history(game: Game) -> ApiError:
 
 
 def request_owner(viewer: Viewer) -> Owner:
-    """Whom what this request starts (a bot game, an analysis) is charged to: the admin, else
-    the client's address (service.application.owners; a client application's key takes the
-    address's place once applications exist)."""
-    return owner_for(admin=viewer.admin, address=limits.client_address(request.remote_addr))
+    """Whom what this request starts (a bot game, an analysis) is charged to: its client
+    application, where its key is sent, else the admin, else the client's address
+    (service.application.owners)."""
+    return owner_for(
+        admin=viewer.admin,
+        address=limits.client_address(request.remote_addr),
+        application=viewer.app,
+    )

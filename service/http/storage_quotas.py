@@ -13,6 +13,7 @@ from flask import Flask, g, request
 from service.application import quotas
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.application.services import Services
+from service.http.app_keys import request_app
 from service.http.errors import ApiError
 from service.http.limits import client_address
 
@@ -21,14 +22,17 @@ WRITES = frozenset({"POST", "PUT", "PATCH"})
 
 
 def owner_of_request(admin_key: str | None) -> str | None:
-    """Whom this request's appends are charged to: its client address, or nobody for the
-    admin key (an application's key will name its application here)."""
+    """Whom this request's appends are charged to: its client application (its key), else its
+    client address, or nobody for the admin key."""
     try:
         token = bearer_token(request.headers.get("Authorization"))
     except AuthError:
         token = None
     if is_admin_token(token, admin_key):
         return None
+    app = request_app()
+    if app is not None:
+        return app.owner
     return f"address:{client_address(request.remote_addr)}"
 
 

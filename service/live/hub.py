@@ -244,10 +244,14 @@ class GameFeed:
 class Watcher:
     """One stream's handle on its game's feed: ``wait`` returns when the game may have news."""
 
-    def __init__(self, hub: StreamHub, feed: GameFeed) -> None:
+    def __init__(
+        self, hub: StreamHub, feed: GameFeed, event: threading.Event | None = None
+    ) -> None:
         self.hub = hub
         self.feed = feed
-        self._event = threading.Event()
+        #: what an append wakes: the stream's own, or one shared by the watchers of one
+        #: stream that follows many games (an application's, ``/apps/me/stream``)
+        self._event = event if event is not None else threading.Event()
         self.ending = False
 
     def wake(self) -> None:
@@ -328,13 +332,14 @@ class StreamHub:
                 and self._versions_heard.get(game_id, 0) <= version
             )
 
-    def watch(self, game_id: str) -> Watcher:
-        """Follow a game: the returned watcher is woken by every append to it from now on."""
+    def watch(self, game_id: str, event: threading.Event | None = None) -> Watcher:
+        """Follow a game: the returned watcher is woken by every append to it from now on
+        (setting ``event``, when given: one stream may follow many games)."""
         with self._lock:
             feed = self.feeds.get(game_id)
             if feed is None:
                 feed = self.feeds[game_id] = GameFeed(game_id)
-            watcher = Watcher(self, feed)
+            watcher = Watcher(self, feed, event)
             watcher.ending = self._ending
             feed.watchers.add(watcher)
         self.listen()

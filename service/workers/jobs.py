@@ -196,6 +196,9 @@ class JobSettings:
     stream_send_buffer: int = 65536
     #: MEEPLE_STREAMS_PER_ADDRESS: open streams allowed from one client address.
     streams_per_address: int = 32
+    #: MEEPLE_APP_STREAMS: open streams allowed with one client application's key (its
+    #: ``/apps/me/stream`` and its games' streams together), counted instead of its address's.
+    app_streams: int = 4
     #: MEEPLE_STREAMS_PER_GAME: open streams allowed on one game.
     streams_per_game: int = 256
     #: MEEPLE_STREAMS_PER_SEAT: streams of one game kept for each of its seats and for the
@@ -1012,10 +1015,11 @@ class Jobs:
         """Wake this process's streams of the game (subclasses reach other processes too)."""
         self.streams.wake(game_id, version)
 
-    def subscribe(self, game_id: str) -> Watcher:
+    def subscribe(self, game_id: str, event: threading.Event | None = None) -> Watcher:
         """A handle to wait for the game's next append and read its new events (the feed
-        shared by every stream of the game in this process)."""
-        return self.streams.watch(game_id)
+        shared by every stream of the game in this process); ``event``, when given, is set
+        by every append (a stream following many games shares one)."""
+        return self.streams.watch(game_id, event)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether every job enqueued so far (and what they chained) finished within

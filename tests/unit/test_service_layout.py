@@ -44,8 +44,13 @@ RESOURCES = ROOT / "service" / "http" / "resources"
 
 #: The crossings between resources that are the point: the state answer with ``?at=`` is
 #: time travel's (games hands that one request over, and a branch holder's seat state is the
-#: same view).
-ALLOWED_CROSSINGS = {"games": {"time_travel"}, "branches": {"time_travel"}}
+#: same view), and an application's stream sends its messages as the live streams do (its
+#: webhooks take the seats' webhook body).
+ALLOWED_CROSSINGS = {
+    "games": {"time_travel"},
+    "branches": {"time_travel"},
+    "apps": {"stream", "webhooks"},
+}
 
 
 def module_name(path: Path) -> str:

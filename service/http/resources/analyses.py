@@ -196,7 +196,7 @@ def _may_read(game: Game, viewer: Viewer, seat: int, at: int) -> bool:
     if at < game.sealed_until:
         return False
     finished = bool(game.ruleset.status(game.state).get("finished"))
-    return finished or viewer.holder or viewer.seat == seat
+    return finished or viewer.holder or viewer.seat == seat or seat in viewer.app_seats
 
 
 def _refuse(game: Game, viewer: Viewer, at: int) -> ApiError | AuthError:
@@ -221,7 +221,10 @@ def _refuse(game: Game, viewer: Viewer, at: int) -> ApiError | AuthError:
 
 
 def _requester(viewer: Viewer) -> str:
-    """Whom the per-requester cap counts: the token (hashed), else the client's address."""
+    """Whom the per-requester cap counts: the application whose key was sent, else the token
+    (hashed), else the client's address."""
+    if viewer.app is not None:
+        return f"app:{viewer.app}"
     try:
         token = bearer_token(request.headers.get("Authorization"))
     except AuthError:

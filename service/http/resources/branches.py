@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -268,6 +269,15 @@ def _seat_asker(game_id: str, seat: int, acting: bool) -> tuple[Game, Asker]:
         raise AuthError("missing_token", "Send the branch's token or your seat token.")
     if asker.admin and acting:
         raise AuthError("seat_required", "The admin key acts for no seat; use a seat's token.", 403)
+    if asker.app is not None:
+        # An application's key speaks for the seats it holds, each at its own address.
+        if seat not in asker.app_seats:
+            raise ApiError(
+                403,
+                "seat_not_held",
+                f"Your application does not hold seat {seat} of this game.",
+            )
+        return game, replace(asker, seat=seat)
     if asker.seat is not None and asker.seat != seat:
         raise ApiError(
             403, "not_your_seat", "Your token is for another seat.", title="Not your seat"
@@ -281,13 +291,14 @@ def get_seat_state(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatState
-      codes: {404: [not_found], 403: [not_your_seat, sealed_history]}
+      codes: {404: [not_found], 403: [not_your_seat, seat_not_held, sealed_history]}
       tags: [history]
       summary: The state as a given seat sees it
       description: >
         A branch's token may ask for any seat of its branch; a seat's token for its own seat
-        (the same as GET /games/{id}/state); the admin for any seat.
-      security: [{seatToken: []}, {adminKey: []}]
+        (the same as GET /games/{id}/state); a client application's key for each seat it
+        holds (403 ``seat_not_held`` for another); the admin for any seat.
+      security: [{seatToken: []}, {appKey: []}, {adminKey: []}]
       parameters:
         - {in: query, name: at, schema: {type: integer, minimum: 1},
            description: "The state after event N, as that seat could see it"}
@@ -313,12 +324,14 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
     ---
     get:
       operationId: getSeatLegalActions
-      codes: {404: [not_found], 403: [not_your_seat], 409: [version_conflict],
+      codes: {404: [not_found], 403: [not_your_seat, seat_not_held], 409: [version_conflict],
               422: [limit_too_large]}
       tags: [history]
       summary: A given seat's legal actions now
-      description: The same answer as GET /games/{game_id}/legal-actions, for ``seat``.
-      security: [{seatToken: []}, {adminKey: []}]
+      description: >
+        The same answer as GET /games/{game_id}/legal-actions, for ``seat``: with a seat's
+        token, its own; with a client application's key, each seat it holds.
+      security: [{seatToken: []}, {appKey: []}, {adminKey: []}]
       parameters:
         - LegalActionsLimit
         - LegalActionsCursor
@@ -345,15 +358,17 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
       operationId: postSeatAction
       codes:
         404: [not_found]
-        403: [seat_required, not_your_seat]
+        403: [seat_required, not_your_seat, seat_not_held]
         409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [history]
       summary: Play an action for a given seat
       description: >
         As POST /games/{id}/actions, for the seat in the path: a branch's token may act for
-        any seat of its branch, a seat's token only for its own.
-      security: [{seatToken: []}]
+        any seat of its branch, a seat's token only for its own, a client application's key
+        for each seat it holds (403 ``seat_not_held`` for any other, another application's
+        seat in the same game included).
+      security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey

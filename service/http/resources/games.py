@@ -12,7 +12,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 
 from projections.fold import Game
 from projections.ruleset import all_rulesets
-from service.application import commands
+from service.application import app_custody, commands
 from service.application.auth import AuthError, require_admin, require_seat
 from service.application.visibility import sealed_until, visible_envelope
 from service.http.errors import ApiError
@@ -218,8 +218,11 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         counts against its owner's (the client address's) ``MEEPLE_MAX_BOT_GAMES_PER_OWNER``
         and the service's ``MEEPLE_MAX_BOT_GAMES`` while it is under way: 429
         ``too_many_bot_games``, whose ``detail`` says which (not for the admin). A ``seed``
-        is accepted only with the admin key.
-      security: [{}, {adminKey: []}]
+        is accepted only with the admin key. Created with a client application's key, the
+        game is that application's and it holds every named player's seat (docs/api.md,
+        "Applications"); its bot games count against the application instead of the
+        address.
+      security: [{}, {appKey: []}, {adminKey: []}]
       requestBody:
         required: true
         content:
@@ -252,6 +255,11 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         seed=body.get("seed"),
         owner=request_owner(viewer),
     )
+    if viewer.app is not None:
+        # Created with an application's key: the game is the application's, and so is every
+        # player's seat it named (open seats are held by whoever joins them).
+        players = [ticket.seat for ticket in created.seats if ticket.kind == "player"]
+        app_custody.hold(services(), viewer.app, created.game_id, players)
     payload = {
         "id": created.game_id,
         "version": created.version,
@@ -381,7 +389,7 @@ def get_state(game_id: str) -> Response:
       codes: {403: [sealed_history]}
       tags: [play]
       summary: The state as this seat sees it
-      security: [{}, {seatToken: []}]
+      security: [{}, {seatToken: []}, {appKey: []}]
       parameters:
         - IfNoneMatch
         - {in: query, name: at, schema: {type: integer, minimum: 1},
@@ -450,7 +458,7 @@ def get_legal_actions(game_id: str) -> Response:
         ``version_conflict``); ``list=false`` leaves the list out.
         Empty for a spectator, for a seat with nothing to do, and while an automatic step
         is pending (``status.awaiting_system`` of the game).
-      security: [{}, {seatToken: []}]
+      security: [{}, {seatToken: []}, {appKey: []}]
       parameters:
         - IfNoneMatch
         - LegalActionsLimit
@@ -489,7 +497,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
     post:
       operationId: postAction
       codes:
-        403: [seat_required]
+        403: [seat_required, seat_not_held]
         409: [version_conflict, awaiting_system_step, seats_open]
         422: [idempotency_key_reused, game_finished, not_your_turn, illegal_action, rules]
       tags: [play]
@@ -506,7 +514,7 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         The answer carries the game's ``status`` after the action and, with
         ``?include=legal_actions``, what this seat may do next: a bot plays with one
         request per action.
-      security: [{seatToken: []}]
+      security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
@@ -599,7 +607,7 @@ def get_events(game_id: str) -> Response:
         the game has finished; a withheld part is ``secret: null`` with ``redacted: true``.
         Pages of at most ``MEEPLE_MAX_PAGE`` (default 1000) events, larger ``limit`` gets
         422 ``limit_too_large``; ``next_after`` is the next page's ``after``.
-      security: [{}, {seatToken: []}, {adminKey: []}]
+      security: [{}, {seatToken: []}, {appKey: []}, {adminKey: []}]
       parameters:
         - {in: query, name: after, schema: {type: integer, minimum: 0, default: 0},
            description: "Events with seq greater than this"}

@@ -30,7 +30,7 @@ from flask import Blueprint, Response, jsonify, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
 from projections.fold import Game
-from service.application import commands
+from service.application import app_custody, commands
 from service.application.auth import AuthError, Viewer
 from service.application.bot_seats import BotSchema
 from service.application.lobby import (
@@ -41,6 +41,7 @@ from service.application.lobby import (
     renew_token,
     seat_bot,
 )
+from service.http.app_keys import request_app
 from service.http.errors import ApiError
 from service.http.schemas import PLAYER_NAME
 from service.http.shared import authenticate, json_body, request_owner, services
@@ -93,7 +94,10 @@ def _own_seat_or_admin(game_id: str, seat: int) -> tuple[Game, Viewer]:
     if not viewer.admin:
         if not viewer.authenticated:
             raise AuthError("missing_token", "Send the seat's token or the admin key.")
-        if viewer.seat != seat:
+        if viewer.app is not None:
+            if seat not in viewer.app_seats:
+                raise ApiError(403, "seat_not_held", f"Your application does not hold seat {seat}.")
+        elif viewer.seat != seat:
             raise ApiError(403, "not_your_seat", "Your token is for another seat.")
     return game, viewer
 
@@ -128,8 +132,9 @@ def join_seat(game_id: str, seat: int) -> tuple[Response, int, dict[str, str]]:
       description: >
         Anyone may join an open seat (``kind: open`` in the game's ``seats``), without a
         token; the answer holds the seat's bearer token, once. A seat someone else took
-        first answers 409 ``seat_taken``.
-      security: [{}]
+        first answers 409 ``seat_taken``. Joined with a client application's key, the seat
+        is held by that application from then on (docs/api.md, "Applications").
+      security: [{}, {appKey: []}]
       requestBody:
         required: true
         content:
@@ -149,6 +154,10 @@ def join_seat(game_id: str, seat: int) -> tuple[Response, int, dict[str, str]]:
     game = commands.load_game(services(), game_id)
     _seat_path(game, seat)
     joined = join(services(), game_id, seat, body["name"])
+    app = request_app()
+    if app is not None:
+        # Joined with an application's key: the application holds the seat from now on.
+        app_custody.hold(services(), app.id, game_id, [seat])
     payload = {
         "id": game_id,
         "seat": seat,
@@ -168,16 +177,17 @@ def leave_seat(game_id: str, seat: int) -> Response:
       operationId: leaveSeat
       codes:
         404: [not_found]
-        403: [not_your_seat]
+        403: [not_your_seat, seat_not_held]
         409: [game_started, seat_open, seat_is_bot, seats_fixed, version_conflict]
         429: [too_many_open_games]
       tags: [lobby]
       summary: Leave a seat before the start
       description: >
-        With the seat's own token, or the admin key (who may open any seat). A game that
+        With the seat's own token, the key of the client application that holds it (which
+        then holds it no more), or the admin key (who may open any seat). A game that
         starts to wait for players this way counts against ``MEEPLE_MAX_OPEN_GAMES`` as a
         new one would (429 ``too_many_open_games``; not for the admin).
-      security: [{seatToken: []}, {adminKey: []}]
+      security: [{seatToken: []}, {appKey: []}, {adminKey: []}]
       responses:
         200:
           description: The seat, open again.
@@ -191,6 +201,8 @@ def leave_seat(game_id: str, seat: int) -> Response:
     game, viewer = _own_seat_or_admin(game_id, seat)
     _caps_before_change(game, viewer, opens=True)
     left = leave(services(), game_id, seat)
+    if viewer.app is not None:
+        app_custody.let_go(services(), viewer.app, game_id, seat)
     return jsonify(_seat_answer(game_id, left, "open"))
 
 
@@ -202,15 +214,16 @@ def post_seat_token(game_id: str, seat: int) -> tuple[Response, int, dict[str, s
       operationId: renewSeatToken
       codes:
         404: [not_found]
-        403: [not_your_seat]
+        403: [not_your_seat, seat_not_held]
         409: [seat_open, seat_is_bot, seats_fixed, version_conflict]
       tags: [lobby]
       summary: Rotate or re-issue a seat's token
       description: >
         With the seat's own token: a new token replaces it (the old one stops working at
-        once). With the admin key: a lost token is re-issued the same way. The new token is
-        in this response only.
-      security: [{seatToken: []}, {adminKey: []}]
+        once). With the key of the client application that holds the seat, or the admin
+        key: a lost token is re-issued (recovered) the same way. The new token is in this
+        response only.
+      security: [{seatToken: []}, {appKey: []}, {adminKey: []}]
       responses:
         201:
           description: The seat's new token.
@@ -222,7 +235,9 @@ def post_seat_token(game_id: str, seat: int) -> tuple[Response, int, dict[str, s
         409: Conflict
     """
     _, viewer = _own_seat_or_admin(game_id, seat)
-    renewed = renew_token(services(), game_id, seat, by_admin=viewer.admin)
+    renewed = renew_token(
+        services(), game_id, seat, by_admin=viewer.admin, by_app=viewer.app is not None
+    )
     payload = {
         "id": game_id,
         "seat": seat,
@@ -240,19 +255,22 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
     post:
       operationId: seatBot
       codes:
+        403: [seat_not_held]
         404: [not_found]
         409: [seat_taken, game_started, seats_fixed, version_conflict]
         429: [too_many_bot_games]
       tags: [lobby]
       summary: Give an open seat to a bot
       description: >
-        Any seat of the game (its token) or the admin may fill an open seat with a bot;
+        Any seat of the game (its token, or the key of an application holding one) or the
+        admin may fill an open seat with a bot;
         a bot plays its turns in the background as soon as they are due (docs/api.md, "Bots").
         A game's first bot makes it a bot game of whoever gives the seat (its client
-        address), counted against that owner's ``MEEPLE_MAX_BOT_GAMES_PER_OWNER`` and the
-        service's ``MEEPLE_MAX_BOT_GAMES`` as a new bot game would (429
-        ``too_many_bot_games``, whose ``detail`` says which; not for the admin).
-      security: [{seatToken: []}, {adminKey: []}]
+        address, or its client application), counted against that owner's
+        ``MEEPLE_MAX_BOT_GAMES_PER_OWNER`` and the service's ``MEEPLE_MAX_BOT_GAMES`` as a new
+        bot game would (429 ``too_many_bot_games``, whose ``detail`` says which; not for the
+        admin).
+      security: [{seatToken: []}, {appKey: []}, {adminKey: []}]
       requestBody:
         required: true
         content:
@@ -265,12 +283,15 @@ def post_seat_bot(game_id: str, seat: int) -> Response:
             application/json:
               schema: SeatChangedSchema
         401: Unauthorized
+        403: Forbidden
         409: Conflict
     """
     bot = BotSchema().load(json_body())
     game, viewer = _viewer(game_id)
     _seat_path(game, seat)
-    if not viewer.admin and viewer.seat is None:
+    if not viewer.admin and viewer.seat is None and not viewer.app_seats:
+        if viewer.app is not None:
+            raise ApiError(403, "seat_not_held", "Your application holds no seat of this game.")
         raise AuthError("missing_token", "Send a seat token of this game or the admin key.")
     seated = seat_bot(services(), game_id, seat, bot, viewer, request_owner(viewer))
     return jsonify(_seat_answer(game_id, seated, "bot"))

@@ -118,7 +118,7 @@ def stream(game_id: str) -> Response:
         (``MEEPLE_STREAMS_PER_SEAT``) for their own streams, the most each may open, and
         spectators share the rest. Over a cap or a share, 429 ``too_many_streams`` with
         ``Retry-After``.
-      security: [{}, {seatToken: []}, {adminKey: []}]
+      security: [{}, {seatToken: []}, {appKey: []}, {adminKey: []}]
       parameters:
         - {in: header, name: Last-Event-ID, required: false, schema: {type: string},
            description: "The seq of the last event received"}
@@ -183,11 +183,14 @@ def _take_slot(services: Any, game_id: str, viewer: Viewer, seats: int) -> Slot:
         per_game=settings.streams_per_game,
         per_seat=settings.streams_per_seat,
     )
+    # With an application's key its streams count against the application, not the address.
+    address = client_address(request.remote_addr) if viewer.app is None else f"app:{viewer.app}"
+    per_address = settings.streams_per_address if viewer.app is None else settings.app_streams
     taken = services.jobs.streams.slots.acquire(
-        client_address(request.remote_addr),
+        address,
         game_id,
         share,
-        settings.streams_per_address,
+        per_address,
         settings.streams_per_game,
         settings.stream_max_seconds,
     )
@@ -205,7 +208,9 @@ def _take_slot(services: Any, game_id: str, viewer: Viewer, seats: int) -> Slot:
 def _refused(refusal: Refusal) -> str:
     """Which cap refused a stream, in words."""
     if refusal.scope == "address":
-        return f"{refusal.cap} streams are open from your address, the most allowed"
+        return (
+            f"{refusal.cap} streams are open from your address (or application), the most allowed"
+        )
     if refusal.scope == "game":
         return f"{refusal.cap} streams are open on this game, the most allowed"
     if refusal.owner == SPECTATORS:

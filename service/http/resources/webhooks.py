@@ -182,7 +182,11 @@ def _owner_viewer(game_id: str) -> tuple[Any, Viewer]:
 
 
 def _owned_by(webhook: dict[str, Any], viewer: Viewer) -> bool:
-    return viewer.admin or webhook["owner"].get("seat") == viewer.seat
+    """A seat's own webhooks; a client application's (``owner.app``) are its own business,
+    managed at /apps/me/webhooks (service.application.app_custody)."""
+    if viewer.admin:
+        return True
+    return not webhook["owner"].get("app") and webhook["owner"].get("seat") == viewer.seat
 
 
 @bp.post("/games/<game_id>/webhooks")
@@ -296,7 +300,8 @@ def create_webhook(game_id: str) -> tuple[Response, int, dict[str, str]]:
         # The admin is the operator: its webhooks count against no cap.
         if viewer.admin:
             return True
-        seats = [hook for hook in existing if "seat" in hook["owner"]]
+        owners = [hook["owner"] for hook in existing]
+        seats = [{"owner": o} for o in owners if "seat" in o and "app" not in o]
         if (
             sum(hook["owner"]["seat"] == viewer.seat for hook in seats)
             >= settings.webhook_max_per_seat

@@ -38,8 +38,9 @@ export async function api(path, { method = "GET", token = null, body, headers = 
 
 const KEY = "meeple.seat.";
 
-/** Seat tokens of this tab, per game: {token, seat, holder}. sessionStorage only: they go
- * when the tab closes, and no other tab or site can read them. */
+/** Seat tokens of this tab, per game: {token, seat, holder, app}. sessionStorage only: they go
+ * when the tab closes, and no other tab or site can read them. An entry with ``app`` plays a
+ * seat this device's application holds, with its key (``device``), at the seat's addresses. */
 export const seats = {
   get(gameId) {
     try {
@@ -53,6 +54,47 @@ export const seats = {
   },
   forget(gameId) {
     sessionStorage.removeItem(KEY + gameId);
+  },
+};
+
+const DEVICE = "meeple.app.key";
+
+/** This device's client application (docs/web.md, "My games"): the page registers itself once
+ * per browser (POST /apps) and keeps the key in localStorage, so the seats it creates or joins
+ * survive reloads, new tabs and bookmarks. The key travels only in the Authorization header. */
+export const device = {
+  /** The key, if this device registered. */
+  key() {
+    try {
+      return localStorage.getItem(DEVICE);
+    } catch {
+      return null;
+    }
+  },
+  /** The key, registering this device first when it has none (null when that fails). */
+  async ensure() {
+    const known = device.key();
+    if (known) return known;
+    try {
+      const made = await api("/apps", { method: "POST", body: { name: "Meeple Ledger web app" } });
+      localStorage.setItem(DEVICE, made.key);
+      return made.key;
+    } catch {
+      return null; // the page still plays with seat tokens, in this tab only
+    }
+  },
+  /** Forget this device: revoke its key (best effort) and drop it from localStorage. */
+  async forget() {
+    const key = device.key();
+    localStorage.removeItem(DEVICE);
+    for (let i = sessionStorage.length - 1; i >= 0; i -= 1) {
+      const name = sessionStorage.key(i);
+      if (name && name.startsWith(KEY)) {
+        const entry = seats.get(name.slice(KEY.length));
+        if (entry && entry.app) sessionStorage.removeItem(name);
+      }
+    }
+    if (key) await api("/apps/me", { method: "DELETE", token: key }).catch(() => null);
   },
 };
 

@@ -228,11 +228,12 @@ class GamePage {
     this.summary = await api(this.path, { token: this.token });
     if (!first && this.summary.version === before && this.live) return;
     const seat = this.seat;
-    const statePath = this.viewer && this.viewer.holder ? `${this.path}/seats/${seat}/state` : `${this.path}/state`;
+    const bySeat = this.viewer && (this.viewer.holder || this.viewer.app);
+    const statePath = bySeat ? `${this.path}/seats/${seat}/state` : `${this.path}/state`;
     const [live, legal] = await Promise.all([
       api(statePath, { token: this.token }),
       this.viewer && !this.summary.status.finished
-        ? this.legalActions(this.viewer.holder ? `${this.path}/seats/${seat}/legal-actions` : `${this.path}/legal-actions`)
+        ? this.legalActions(bySeat ? `${this.path}/seats/${seat}/legal-actions` : `${this.path}/legal-actions`)
         : Promise.resolve(null),
     ]);
     this.live = live;
@@ -412,7 +413,8 @@ class GamePage {
     }
     const open = s.status.finished || started(this.timeline) ? [] : s.status.open_seats || [];
     fill(this.viewerBox, el("p", { class: "small" }, "You play ", el("strong", { text: s.players[this.viewer.seat] }),
-      ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`),
+      this.viewer.app ? ` (seat ${this.viewer.seat + 1}); this device holds the seat ("My games" in the lobby).`
+        : ` (seat ${this.viewer.seat + 1}); your token stays in this tab.`),
       this.rotated && this.rotated.seat === this.viewer.seat ? rotatedLink(this.id, this.rotated.seat, this.rotated.token) : null,
       seatControls(this, (what, seat, token) => this.seatChanged(what, seat, token)),
       open.length ? botForms(this, open, this.botChoices, (seated) => {
@@ -503,7 +505,8 @@ class GamePage {
 
   async post(action) {
     const seat = this.seat;
-    const path = this.viewer.holder ? `${this.path}/seats/${seat}/actions` : `${this.path}/actions`;
+    const bySeat = this.viewer.holder || this.viewer.app;
+    const path = bySeat ? `${this.path}/seats/${seat}/actions` : `${this.path}/actions`;
     try {
       await api(path, { method: "POST", token: this.token, body: action,
         headers: { "If-Match": `"${this.legal.version}"`, "Idempotency-Key": idempotencyKey() } });

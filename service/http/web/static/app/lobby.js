@@ -1,7 +1,7 @@
 // The lobby: games with filters (waiting for players too), joining an open seat, and a form
 // to create a game whose seats are named players, open seats or bots.
 
-import { api, rulesets, seatLink, seats } from "./api.js";
+import { api, device, rulesets, seatLink, seats } from "./api.js";
 import { el, words } from "../games/common.js";
 import { fill, notify, problemText } from "./ui.js";
 
@@ -12,9 +12,11 @@ export function showLobby(main, params) {
   const list = el("div", { class: "game-list", aria: { live: "polite" } });
   const filters = filterForm(params);
   const create = el("section", { class: "panel", aria: { labelledby: "create-title" } });
+  const mine = el("section", { class: "panel my-games", aria: { labelledby: "my-games-title" } });
   fill(
     main,
     el("h1", { text: "Games" }),
+    mine,
     el(
       "div",
       { class: "lobby" },
@@ -23,9 +25,48 @@ export function showLobby(main, params) {
       create,
     ),
   );
+  myGames(mine).catch((error) => fill(mine, el("p", { class: "error", text: problemText(error) })));
   listGames(list, params).catch((error) => fill(list, el("p", { class: "error", text: problemText(error) })));
   createForm(create).catch((error) => notify(problemText(error), "error"));
   return () => {};
+}
+
+/** "My games": the games this device's application holds seats of, those where one of its
+ * seats must act first, each seat a button that opens the game as that seat. */
+async function myGames(box) {
+  const key = device.key();
+  const title = el("h2", { id: "my-games-title", text: "My games" });
+  if (!key) {
+    fill(box, title, el("p", { class: "muted", text: "Games you create or join on this device show here." }));
+    return;
+  }
+  const page = await api("/apps/me/games?limit=50", { token: key });
+  const games = [...page.games].sort((a, b) => Number(b.my_turn) - Number(a.my_turn));
+  const forget = el("button", { type: "button", class: "secondary", id: "forget-device", text: "Forget this device" });
+  forget.addEventListener("click", async () => {
+    if (!window.confirm("Forget this device? Its games stay, but this browser holds their seats no more.")) return;
+    await device.forget();
+    notify("This device is forgotten: its key no longer works.");
+    myGames(box);
+  });
+  const rows = games.map((game) => {
+    const state = game.status.finished ? "finished" : game.my_turn ? "your turn"
+      : game.status.waiting_for_players ? "waiting for players" : "being played";
+    return el("li", { class: game.my_turn ? "my-turn" : "", data: { game: game.id } },
+      el("span", { text: `${words(game.ruleset)} · ${game.players.join(", ")} · ` }),
+      el("strong", { text: state }), " ",
+      game.seats.map((seat) => {
+        const open = el("a", { href: `#/games/${encodeURIComponent(game.id)}`, class: "button",
+          text: `Play as ${seat.name}`, data: { seat: seat.seat } });
+        open.addEventListener("click", () => {
+          seats.set(game.id, { token: key, seat: seat.seat, holder: false, app: true });
+        });
+        return open;
+      }));
+  });
+  fill(box, title,
+    rows.length ? el("ul", { class: "my-games-list" }, rows) : el("p", { class: "muted", text: "No game yet on this device." }),
+    el("p", { class: "small muted" }, "This device keeps its key in this browser. ", forget));
 }
 
 function filterForm(params) {
@@ -154,7 +195,8 @@ async function createForm(box) {
     event.preventDefault();
     const body = { ruleset: ruleset.value, ...seatRows.body(), options: readOptions(optionsBox, current()) };
     try {
-      const game = await api("/games", { method: "POST", body });
+      // Created with this device's key: its seats are this device's, found again under "My games".
+      const game = await api("/games", { method: "POST", body, token: await device.ensure() });
       showCreated(result, game);
     } catch (error) {
       fill(result, el("p", { class: "error", text: problemText(error) }));
@@ -257,7 +299,7 @@ export function joinForm(gameId, seat, joined = null) {
     event.preventDefault();
     try {
       const taken = await api(`/games/${encodeURIComponent(gameId)}/seats/${seat}/join`,
-        { method: "POST", body: { name: name.value.trim() } });
+        { method: "POST", body: { name: name.value.trim() }, token: await device.ensure() });
       seats.set(gameId, { token: taken.token, seat: taken.seat, holder: false });
       if (joined) joined();
       else window.location.hash = `#/games/${encodeURIComponent(gameId)}`;
