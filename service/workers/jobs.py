@@ -207,12 +207,13 @@ class JobSettings:
     #: (service.workers.compute: a search never holds a request, a step or a bot).
     analysis_processes: int = 1
     #: MEEPLE_ANALYSIS_PLAYOUTS: playouts of an analysis that asks for no number.
-    analysis_playouts: int = 200
+    analysis_playouts: int = analyses.DEFAULT_PLAYOUTS
     #: MEEPLE_ANALYSIS_MAX_PLAYOUTS: the most playouts one analysis may ask for.
     analysis_max_playouts: int = 5000
     #: MEEPLE_ANALYSIS_MAX_SECONDS: every analysis stops after this long, whatever it asked.
     analysis_max_seconds: float = 30.0
-    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once on one game.
+    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once for one seat of one game
+    #: (counted per seat: a seat never learns that a rival is analysing).
     analyses_per_game: int = 2
     #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
     #: without a token, one client address).

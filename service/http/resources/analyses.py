@@ -19,10 +19,10 @@ streams that may read the analysis.
 
 Bounds: budgets are capped (``MEEPLE_ANALYSIS_MAX_PLAYOUTS``, ``MEEPLE_ANALYSIS_MAX_SECONDS``:
 every analysis stops after that long whatever it asked), unfinished analyses are capped per
-game, per requester (token, else address), per owner (the address, whatever tokens it sends)
-and in total (429 ``too_many_analyses``), POST is
-rate-limited (``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after
-``MEEPLE_ANALYSIS_TTL`` seconds. Records live where the job state does (Redis with
+seat of a game, per requester (token, else address), per owner (the address, whatever tokens
+it sends) and in total (429 ``too_many_analyses``), POST is rate-limited
+(``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after ``MEEPLE_ANALYSIS_TTL`` seconds.
+Records live where the job state does (Redis with
 ``MEEPLE_REDIS_URL``, else the SQLite file beside the event store).
 """
 
@@ -251,8 +251,9 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         may. Identical requests (game, at, seat, budget, seed) share one analysis: its id
         is derived from them, so asking again answers with the same ``Location`` (200 once
         it is done, 202 while it is queued or running; a cancelled or failed one, or one
-        whose worker died, starts anew). Unfinished analyses are capped per game
-        (``MEEPLE_ANALYSES_PER_GAME``), per token or address
+        whose worker died, starts anew). Unfinished analyses are capped per seat of a game
+        (``MEEPLE_ANALYSES_PER_GAME``: counted per seat, so no seat learns that a rival is
+        analysing), per token or address
         (``MEEPLE_ANALYSES_PER_REQUESTER``), per owner, the client address whatever tokens
         it sends (``MEEPLE_ANALYSES_PER_OWNER``; not for the admin), and in all
         (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``. Queued
@@ -349,7 +350,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         lapsed = lapsed and record is not None and not unfinished_now(record, now)
         if record is not None and record["status"] not in ("cancelled", "failed") and not lapsed:
             return None  # the same request: share it
-        refusal = _over_cap(caps, game_id, requester, owner.key, unfinished)
+        refusal = _over_cap(caps, game_id, seat, requester, owner.key, unfinished)
         if refusal is not None:
             outcome["refusal"] = refusal
             return None
@@ -404,7 +405,7 @@ def _within(name: str, value: float, cap: float) -> None:
 
 
 def _over_cap(
-    caps: Caps, game_id: str, requester: str, owner: str, unfinished: list[Record]
+    caps: Caps, game_id: str, seat: int, requester: str, owner: str, unfinished: list[Record]
 ) -> str | None:
     if sum(r["requester"] == requester for r in unfinished) >= caps.per_requester:
         return f"You have {caps.per_requester} analyses queued or running, the most allowed."
@@ -416,8 +417,13 @@ def _over_cap(
             f"Your address has {caps.per_owner} analyses queued or running, whatever tokens "
             "asked for them: the most one owner may have."
         )
-    if sum(r["game_id"] == game_id for r in unfinished) >= caps.per_game:
-        return f"This game has {caps.per_game} analyses queued or running, the most allowed."
+    # Per seat, not per game: a count over every seat would tell a seat its rival is
+    # consulting the engine.
+    if sum(r["game_id"] == game_id and r["seat"] == seat for r in unfinished) >= caps.per_game:
+        return (
+            f"Seat {seat} of this game has {caps.per_game} analyses queued or running, the most "
+            "allowed."
+        )
     if len(unfinished) >= caps.total:
         return f"The service runs {caps.total} analyses, the most it allows at once."
     return None
