@@ -11,6 +11,7 @@ from typing import Any
 
 from projections.agents import AGENTS, Budget, make_agent
 from projections.agents.analysis import analyze, search_seed
+from projections.agents.lines import candidate_lines, own_line
 from projections.agents.statistics import mean_interval, wilson
 from projections.agents.tournament import play_game
 from projections.audit import LogFormatError, parse_jsonl
@@ -97,17 +98,21 @@ def run_analyze(args: argparse.Namespace) -> int:
         )
     if args.json:
         found = result.to_dict()
-        for candidate in found["candidates"]:
-            candidate["summary"] = _describe(ruleset, state, args.seat, candidate["action"])
+        actions = [candidate["action"] for candidate in found["candidates"]]
+        lines = candidate_lines(ruleset, state, args.seat, actions)
+        for candidate, line in zip(found["candidates"], lines, strict=True):
+            candidate["summary"] = line
         print(json.dumps(found, sort_keys=True))
         return 0
     table = Table(title=f"{ruleset.title}, seat {args.seat} after event {args.at}")
     for column in ("action", "playouts", "win rate (95% CI)", "mean score", "mean margin"):
         table.add_column(column, justify="left" if column == "action" else "right")
-    for candidate in result.candidates[: args.top]:
+    shown = result.candidates[: args.top]
+    lines = candidate_lines(ruleset, state, args.seat, [c.action for c in result.candidates])
+    for candidate, line in zip(shown, lines, strict=False):
         marker = "* " if candidate.action == result.pick else "  "
         table.add_row(
-            marker + _describe(ruleset, state, args.seat, candidate.action),
+            marker + line,
             str(candidate.playouts),
             f"{candidate.win_rate:.0%} ({candidate.win_interval.low:.0%}-"
             f"{candidate.win_interval.high:.0%})",
@@ -117,7 +122,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     console = Console()
     console.print(table)
     console.print(f"{result.playouts} playouts; * the pick: {json.dumps(result.pick)}")
-    console.print(f"  ({_describe(ruleset, state, args.seat, result.pick)})")
+    console.print(f"  ({own_line(ruleset, state, args.seat, result.pick)})")
     return 0
 
 
@@ -154,14 +159,6 @@ def run_tournament(args: argparse.Namespace) -> int:
             + _mean(sum(own) / len(own), mean_interval(sum(own), sum(s * s for s in own), len(own)))
         )
     return 0
-
-
-def _describe(ruleset: Any, state: Any, seat: int, action: dict[str, Any]) -> str:
-    """The game's own line for the action ("Ann took 2 inks ..."), else its JSON."""
-    try:
-        return str(ruleset.summarize(state, {**action, "seat": seat}))
-    except Exception:  # a summary is a courtesy: the JSON says the same
-        return json.dumps(action, sort_keys=True)
 
 
 def _mean(mean: float, interval: Any) -> str:

@@ -109,7 +109,13 @@ class AnalysisProgressSchema(Schema):
 
 class CandidateSchema(Schema):
     action = fields.Dict(required=True, metadata={"description": "The action, as posted"})
-    summary = fields.String(allow_none=True, metadata={"description": "The game's own line"})
+    summary = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The game's own line for the action, as the analysing seat may "
+            "read it (its own secret plan included); no two candidates read alike"
+        },
+    )
     playouts = fields.Integer(required=True)
     win_rate = fields.Float(required=True, metadata={"description": "Share of the wins"})
     win_interval = fields.List(
