@@ -33,6 +33,7 @@ EXTRA_BLUEPRINTS = (
     "service.http.resources.audits",
     "service.http.resources.lobby",
     "service.http.resources.analyses",
+    "service.http.resources.reviews",
     "service.http.web",
 )
 

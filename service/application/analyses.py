@@ -233,13 +233,19 @@ def open_analysis_store(store_url: str, redis_url: str | None) -> AnalysisStore:
 def stream_note(record: Record) -> Record:
     """What an ``analysis`` message of the live stream carries (the record without its result:
     GET it once ``status`` says it is done), and the seat that may see it."""
-    return {
+    note = {
         "id": record["id"],
         "seat": record["seat"],
         "at": record["at"],
         "status": record["status"],
         "progress": record["progress"],
     }
+    if record.get("kind") == "review":
+        note["kind"] = "review"  # a ``review`` message, with the review's figures so far
+        result = record.get("result") or {}
+        note["accuracy"] = result.get("accuracy")
+        note["marks"] = result.get("marks")
+    return note
 
 
 def now_text() -> str:
