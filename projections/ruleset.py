@@ -97,6 +97,12 @@ class Ruleset:
         """
         return None
 
+    def summarize_own(self, state: State, action: Action) -> str:
+        """The line the acting seat itself reads for its own ``action`` (the candidates of its
+        analysis, its review): ``summarize``'s, except that it may name what only that seat
+        may see (its own secret plan). Never stored in the log nor shown to anyone else."""
+        return self.summarize(state, action)
+
     def reveals_hidden(self, before: State, action: Action) -> bool:
         """Whether applying ``action`` to ``before`` brought hidden information to light
         (a card drawn, a plan revealed, a die rolled). Undo never crosses such a step.

@@ -34,6 +34,7 @@ EXTRA_BLUEPRINTS = (
     "service.http.resources.lobby",
     "service.http.resources.analyses",
     "service.http.resources.apps",
+    "service.http.resources.reviews",
     "service.http.web",
 )
 

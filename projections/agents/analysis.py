@@ -85,6 +85,13 @@ class Analysis:
         }
 
 
+def search_seed(at: int, seat: int, seed: str) -> str:
+    """The search's seed for ``seat``'s decision after event ``at`` under the requested
+    ``seed``: made of the request alone (public), never of the game's secret seed. The service
+    and ``meeple analyze`` derive it alike, so the same request gives the same figures in both."""
+    return f"analysis:{at}:{seat}:{seed}"
+
+
 def analyze(
     ruleset: Ruleset,
     state: State,

@@ -23,6 +23,7 @@ import redis
 
 from events.envelope import canonical_json
 from events.sqlite_pool import SQLitePool
+from projections.agents.analysis import search_seed as agents_search_seed
 from service.application.job_state import job_state_location
 
 log = logging.getLogger(__name__)
@@ -34,14 +35,18 @@ STATUSES = ("queued", "running", "done", "cancelled", "failed")
 ACTIVE = ("queued", "running")
 #: The seed of a request that names none.
 DEFAULT_SEED = "0"
+#: The playouts of a request that names none (``MEEPLE_ANALYSIS_PLAYOUTS``'s default, and
+#: ``meeple analyze``'s).
+DEFAULT_PLAYOUTS = 200
 #: How often a running analysis writes its progress down and asks whether it was cancelled.
 PROGRESS_EVERY = 0.5
 
 
 @dataclass(frozen=True)
 class Caps:
-    """How many unfinished analyses one game, one requester (a token), one owner (a client
-    address: service.application.owners) and the service may have."""
+    """How many unfinished analyses one seat of one game (``per_game``), one requester (a
+    token), one owner (a client address: service.application.owners) and the service may
+    have."""
 
     per_game: int
     per_requester: int
@@ -58,8 +63,9 @@ def analysis_id(game_id: str, at: int, seat: int, playouts: int, seconds: float 
 
 
 def search_seed(record: Record) -> str:
-    """The search's seed: the request's inputs alone (public), never the game's seed."""
-    return f"analysis:{record['at']}:{record['seat']}:{record['seed']}"
+    """The search's seed: the request's inputs alone (public), never the game's seed; the
+    same as ``meeple analyze`` derives from the same ``--at``, ``--seat`` and ``--seed``."""
+    return agents_search_seed(int(record["at"]), int(record["seat"]), str(record["seed"]))
 
 
 # -- storage ---------------------------------------------------------------------------------
@@ -227,13 +233,19 @@ def open_analysis_store(store_url: str, redis_url: str | None) -> AnalysisStore:
 def stream_note(record: Record) -> Record:
     """What an ``analysis`` message of the live stream carries (the record without its result:
     GET it once ``status`` says it is done), and the seat that may see it."""
-    return {
+    note = {
         "id": record["id"],
         "seat": record["seat"],
         "at": record["at"],
         "status": record["status"],
         "progress": record["progress"],
     }
+    if record.get("kind") == "review":
+        note["kind"] = "review"  # a ``review`` message, with the review's figures so far
+        result = record.get("result") or {}
+        note["accuracy"] = result.get("accuracy")
+        note["marks"] = result.get("marks")
+    return note
 
 
 def now_text() -> str:

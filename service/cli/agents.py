@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from projections.agents import AGENTS, Budget, make_agent
-from projections.agents.analysis import analyze
+from projections.agents.analysis import analyze, search_seed
+from projections.agents.lines import candidate_lines, own_line
 from projections.agents.statistics import mean_interval, wilson
 from projections.agents.tournament import play_game
 from projections.audit import LogFormatError, parse_jsonl
 from projections.fold import ReplayError, fold
+from service.application.analyses import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from service.cli.log import fail, seated_ruleset
 
 
@@ -26,10 +28,23 @@ def add_commands(subparsers: Any) -> None:
     analyze_cmd.add_argument("file", type=Path, help="the game's log, JSON Lines (meeple export)")
     analyze_cmd.add_argument("--at", type=int, required=True, help="after this many events")
     analyze_cmd.add_argument("--seat", type=int, required=True, help="the deciding seat (0-based)")
-    analyze_cmd.add_argument("--playouts", type=int, default=500, help="default 500")
+    analyze_cmd.add_argument(
+        "--playouts",
+        type=int,
+        default=DEFAULT_PLAYOUTS,
+        help=f"default {DEFAULT_PLAYOUTS}, as over HTTP",
+    )
     analyze_cmd.add_argument("--seconds", type=float, help="stop after this long as well")
-    analyze_cmd.add_argument("--seed", default="analysis", help="the search's seed")
+    analyze_cmd.add_argument(
+        "--seed",
+        default=DEFAULT_SEED,
+        help=f"the search's seed (default \"{DEFAULT_SEED}\"): the same as an HTTP analysis's "
+        "seed gives the same figures",
+    )
     analyze_cmd.add_argument("--top", type=int, default=10, help="candidates shown (default 10)")
+    analyze_cmd.add_argument(
+        "--json", action="store_true", help="print the result as the API's `result` (JSON)"
+    )
     analyze_cmd.set_defaults(handler=run_analyze)
 
     tournament = subparsers.add_parser(
@@ -70,23 +85,34 @@ def run_analyze(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    with Progress(transient=True) as bar:
+    seed = search_seed(args.at, args.seat, args.seed)
+    with Progress(transient=True, disable=args.json) as bar:
         task = bar.add_task(f"analysing seat {args.seat}", total=args.playouts)
         result = analyze(
             ruleset,
             state,
             args.seat,
             budget,
-            args.seed,
+            seed,
             progress=lambda done: bar.update(task, completed=done),
         )
+    if args.json:
+        found = result.to_dict()
+        actions = [candidate["action"] for candidate in found["candidates"]]
+        lines = candidate_lines(ruleset, state, args.seat, actions)
+        for candidate, line in zip(found["candidates"], lines, strict=True):
+            candidate["summary"] = line
+        print(json.dumps(found, sort_keys=True))
+        return 0
     table = Table(title=f"{ruleset.title}, seat {args.seat} after event {args.at}")
     for column in ("action", "playouts", "win rate (95% CI)", "mean score", "mean margin"):
         table.add_column(column, justify="left" if column == "action" else "right")
-    for candidate in result.candidates[: args.top]:
+    shown = result.candidates[: args.top]
+    lines = candidate_lines(ruleset, state, args.seat, [c.action for c in result.candidates])
+    for candidate, line in zip(shown, lines, strict=False):
         marker = "* " if candidate.action == result.pick else "  "
         table.add_row(
-            marker + _describe(ruleset, state, args.seat, candidate.action),
+            marker + line,
             str(candidate.playouts),
             f"{candidate.win_rate:.0%} ({candidate.win_interval.low:.0%}-"
             f"{candidate.win_interval.high:.0%})",
@@ -96,7 +122,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     console = Console()
     console.print(table)
     console.print(f"{result.playouts} playouts; * the pick: {json.dumps(result.pick)}")
-    console.print(f"  ({_describe(ruleset, state, args.seat, result.pick)})")
+    console.print(f"  ({own_line(ruleset, state, args.seat, result.pick)})")
     return 0
 
 
@@ -133,14 +159,6 @@ def run_tournament(args: argparse.Namespace) -> int:
             + _mean(sum(own) / len(own), mean_interval(sum(own), sum(s * s for s in own), len(own)))
         )
     return 0
-
-
-def _describe(ruleset: Any, state: Any, seat: int, action: dict[str, Any]) -> str:
-    """The game's own line for the action ("Ann took 2 inks ..."), else its JSON."""
-    try:
-        return str(ruleset.summarize(state, {**action, "seat": seat}))
-    except Exception:  # a summary is a courtesy: the JSON says the same
-        return json.dumps(action, sort_keys=True)
 
 
 def _mean(mean: float, interval: Any) -> str:

@@ -93,7 +93,7 @@ RULES = (
     Rule("rate_limit_undo", "undo", "Too many undos and redos with this token", "token",
          ("undo.post_undo", "undo.post_redo")),
     Rule("rate_limit_analyses", "analyses", "Too many analyses asked for", "token",
-         ("analyses.post_analysis",)),
+         ("analyses.post_analysis", "reviews.post_review")),
     Rule("rate_limit_lobby_games", "lobby-games",
          "Too many new games with open or bot seats from this address", "address",
          ("api.create_game",), only_lobby_games=True),

@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 
 from projections.agents.analysis import analyze
 from projections.agents.budget import Budget
+from projections.agents.lines import candidate_lines
 from projections.fold import Game
 from projections.ruleset import from_reference, ruleset_reference
 from service.application.analyses import (
@@ -79,6 +80,12 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
     jobs = services.jobs
     store: AnalysisStore = jobs.analyses
     settings = jobs.settings
+    asked = store.get(analysis_id, time.time())
+    if asked is not None and asked.get("kind") == "review":
+        # A game review is a record of the same store and a job of the same queue.
+        from service.workers.reviews import run_review
+
+        return run_review(services, analysis_id, run)
 
     def mine(record: Record | None) -> TypeGuard[Record]:
         return record is not None and record["run"] == run
@@ -116,8 +123,10 @@ def run_analysis(services: Any, analysis_id: str, run: int) -> str:
         outcome = jobs.compute(
             "analyses", SEARCH, arguments, seconds + COMPUTE_GRACE, on_progress=progress
         )
-        for candidate in outcome["candidates"]:
-            candidate["summary"] = _describe(game, record["seat"], candidate["action"])
+        actions = [candidate["action"] for candidate in outcome["candidates"]]
+        lines = candidate_lines(game.ruleset, game.state, record["seat"], actions)
+        for candidate, line in zip(outcome["candidates"], lines, strict=True):
+            candidate["summary"] = line
         final = store.change(analysis_id, _finish(run, outcome, None), time.time())
     except ComputeClosed:
         failure = "The server stopped during the analysis; asking again starts it anew."
@@ -161,11 +170,3 @@ def _finish(
         }
 
     return decide
-
-
-def _describe(game: Game, seat: int, action: dict[str, Any]) -> str | None:
-    """The game's own line for a candidate, if it has one (a courtesy: the action says all)."""
-    try:
-        return str(game.ruleset.summarize(game.state, {**action, "seat": seat}))
-    except Exception:
-        return None

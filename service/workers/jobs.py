@@ -212,12 +212,13 @@ class JobSettings:
     #: (service.workers.compute: a search never holds a request, a step or a bot).
     analysis_processes: int = 1
     #: MEEPLE_ANALYSIS_PLAYOUTS: playouts of an analysis that asks for no number.
-    analysis_playouts: int = 200
+    analysis_playouts: int = analyses.DEFAULT_PLAYOUTS
     #: MEEPLE_ANALYSIS_MAX_PLAYOUTS: the most playouts one analysis may ask for.
     analysis_max_playouts: int = 5000
     #: MEEPLE_ANALYSIS_MAX_SECONDS: every analysis stops after this long, whatever it asked.
     analysis_max_seconds: float = 30.0
-    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once on one game.
+    #: MEEPLE_ANALYSES_PER_GAME: analyses queued or running at once for one seat of one game
+    #: (counted per seat: a seat never learns that a rival is analysing).
     analyses_per_game: int = 2
     #: MEEPLE_ANALYSES_PER_REQUESTER: analyses queued or running at once for one token (or,
     #: without a token, one client address).
@@ -232,6 +233,11 @@ class JobSettings:
     analyses_total: int = 16
     #: MEEPLE_ANALYSIS_TTL: seconds an analysis (and its result) is kept after it is asked for.
     analysis_ttl: float = 3600.0
+    #: MEEPLE_REVIEW_MAX_SECONDS: every game review stops after this long (what it reviewed
+    #: by then is kept, ``complete`` false).
+    review_max_seconds: float = 600.0
+    #: MEEPLE_REVIEW_MAX_PLAYOUTS: the most search playouts a review may ask for a decision.
+    review_max_playouts: int = 500
     #: MEEPLE_ANALYSIS_LEASE: seconds, beyond MEEPLE_ANALYSIS_MAX_SECONDS, an analysis may wait
     #: in its queue and run; past it, one whose worker died counts as failed and frees its cap.
     analysis_lease: float = 600.0
@@ -1410,7 +1416,8 @@ return 1
 
     def _timeout(self, queue: str) -> int:
         if queue == "analyses":  # a search stops by itself after its most seconds
-            return max(self.JOB_TIMEOUT, math.ceil(self.settings.analysis_max_seconds) + 60)
+            longest = max(self.settings.analysis_max_seconds, self.settings.review_max_seconds)
+            return max(self.JOB_TIMEOUT, math.ceil(longest) + 60)
         return self.JOB_TIMEOUT
 
     def _fair_push(self, name: str, args: tuple[Any, ...], job_id: str) -> list[Command]:

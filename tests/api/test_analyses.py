@@ -311,10 +311,10 @@ def test_an_analysis_whose_worker_died_reads_as_failed_and_is_started_anew(
     assert gate.calls == 2
 
 
-def test_unfinished_analyses_are_capped_per_requester_per_game_and_in_all(
+def test_unfinished_analyses_are_capped_per_requester_per_seat_and_in_all(
     client: FlaskClient, services: Services, gate: Gate
 ) -> None:
-    settings_of(services, analyses_per_requester=1, analyses_per_game=2, analyses_total=3)
+    settings_of(services, analyses_per_requester=1, analyses_per_game=1, analyses_total=3)
     first, second = new_game(client), new_game(client)
     a0, a1 = (seat["token"] for seat in first["seats"])
     b0, b1 = (seat["token"] for seat in second["seats"])
@@ -322,9 +322,10 @@ def test_unfinished_analyses_are_capped_per_requester_per_game_and_in_all(
     mine = ask(client, first["id"], a0, seed="2")
     assert (mine.status_code, mine.json["code"]) == (429, "too_many_analyses")
     assert int(mine.headers["Retry-After"]) >= 1
+    seat_full = ask(client, first["id"], ADMIN_KEY, seat=0, seed="3")
+    assert seat_full.status_code == 429 and "Seat 0 of this game" in seat_full.json["detail"]
+    # Seat 0's analysis fills seat 0's cap alone: seat 1 is not told of it.
     assert ask(client, first["id"], a1).status_code == 202
-    game_full = ask(client, first["id"], ADMIN_KEY, seat=0, seed="3")
-    assert game_full.status_code == 429 and "This game" in game_full.json["detail"]
     assert ask(client, second["id"], b0).status_code == 202
     service_full = ask(client, second["id"], b1)
     assert service_full.status_code == 429 and "The service" in service_full.json["detail"]
@@ -396,3 +397,42 @@ def test_a_queued_analysis_says_where_it_stands_in_the_queue(
     for asked in (running, second, third):
         done = read(client, asked.headers["Location"], token).json
         assert (done["status"], done["queue_position"]) == ("done", None)
+
+
+def test_a_seats_analysis_never_tells_its_rival_through_the_per_game_cap(
+    client: FlaskClient, services: Services, gate: Gate
+) -> None:
+    settings_of(services, analyses_per_requester=5, analyses_per_owner=10, analyses_per_game=2)
+    game = new_game(client)
+    seat0, seat1 = (seat["token"] for seat in game["seats"])
+    assert [ask(client, game["id"], seat0, seed=s).status_code for s in "12"] == [202, 202]
+    assert ask(client, game["id"], seat0, seed="3").status_code == 429
+    # Whatever seat 0 runs, seat 1 gets what it would get in a game where nobody analyses.
+    assert [ask(client, game["id"], seat1, seed=s).status_code for s in "12"] == [202, 202]
+    refused = ask(client, game["id"], seat1, seed="3")
+    assert refused.status_code == 429 and "Seat 1 of this game" in refused.json["detail"]
+    gate.opened.set()
+    settle(services)
+
+
+def test_the_cli_and_the_api_give_the_same_figures_for_the_same_request(
+    client: FlaskClient, services: Services, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service.cli import main
+
+    game = new_game(client)
+    token = game["seats"][0]["token"]
+    response = ask(client, game["id"], token, playouts=30, seed="same")
+    settle(services)
+    over_http = read(client, response.headers["Location"], token).json["result"]
+    log = client.get(f"/games/{game['id']}/export", headers=bearer(ADMIN_KEY))
+    assert log.status_code == 200
+    path = tmp_path / "game.jsonl"
+    path.write_bytes(log.data)
+    at = str(response.json["at"])
+    argv = ["analyze", str(path), "--at", at, "--seat", "0", "--playouts", "30", "--seed", "same"]
+    assert main([*argv, "--json"]) == 0
+    on_the_command_line = json.loads(capsys.readouterr().out)
+    assert on_the_command_line == over_http
+    assert main([*argv[:-2], "--seed", "other", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) != over_http, "the seed counts"

@@ -280,6 +280,10 @@ class Gutenberg(Ruleset):
     def summarize(self, state: State, action: Action) -> str:
         return view.summarize(state, action)
 
+    def summarize_own(self, state: State, action: Action) -> str:
+        """Its own plan and character choice are no secret to the seat that makes them."""
+        return view.summarize_own(state, action, ROWS)
+
     def action_schemas(self) -> dict[str, Any]:
         from projections.games.gutenberg.actions import SCHEMAS
 

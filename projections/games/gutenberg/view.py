@@ -191,6 +191,20 @@ def summarize(state: State, action: Action) -> str:
     return f"{who} {line(state, seat, action) if line else kind.replace('_', ' ')}"
 
 
+def summarize_own(state: State, action: Action, rows: tuple[str, ...]) -> str:
+    """The line for the acting seat itself: its secret plan's markers row by row, and the
+    character it chose, which the public line hides until the reveal."""
+    seat = action.get("seat")
+    if seat is not None and action.get("type") == "submit_plan":
+        markers = ", ".join(
+            f"{count} on {row}" for row, count in zip(rows, action["rows"], strict=True)
+        )
+        return f"{state['players'][seat]} planned {markers}"
+    if seat is not None and action.get("type") == "choose_character":
+        return f"{state['players'][seat]} chose {character_name(action['character'])}"
+    return summarize(state, action)
+
+
 def _system_line(state: State, action: Action) -> str:
     kind = action["type"]
     if kind == "finish_action":

@@ -19,10 +19,10 @@ streams that may read the analysis.
 
 Bounds: budgets are capped (``MEEPLE_ANALYSIS_MAX_PLAYOUTS``, ``MEEPLE_ANALYSIS_MAX_SECONDS``:
 every analysis stops after that long whatever it asked), unfinished analyses are capped per
-game, per requester (token, else address), per owner (the address, whatever tokens it sends)
-and in total (429 ``too_many_analyses``), POST is
-rate-limited (``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after
-``MEEPLE_ANALYSIS_TTL`` seconds. Records live where the job state does (Redis with
+seat of a game, per requester (token, else address), per owner (the address, whatever tokens
+it sends) and in total (429 ``too_many_analyses``), POST is rate-limited
+(``MEEPLE_RATE_LIMIT_ANALYSES``), and results expire after ``MEEPLE_ANALYSIS_TTL`` seconds.
+Records live where the job state does (Redis with
 ``MEEPLE_REDIS_URL``, else the SQLite file beside the event store).
 """
 
@@ -33,10 +33,9 @@ import math
 import time
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, url_for
 from marshmallow import RAISE, Schema, fields, validate
 
-from projections.fold import Game
 from service.application import commands
 from service.application.analyses import (
     ACTIVE,
@@ -48,10 +47,17 @@ from service.application.analyses import (
     now_text,
     unfinished_now,
 )
-from service.application.auth import AuthError, Viewer, bearer_token
+from service.http.analysis_access import (
+    lapsed,
+    may_read,
+    over_cap,
+    refuse,
+    requester_of,
+    viewer_of,
+    within,
+)
 from service.http.errors import ApiError
-from service.http.limits import client_address, token_key
-from service.http.shared import authenticate, json_body, request_owner
+from service.http.shared import json_body, request_owner
 from service.http.shared import services as current_services
 
 log = logging.getLogger(__name__)
@@ -109,7 +115,13 @@ class AnalysisProgressSchema(Schema):
 
 class CandidateSchema(Schema):
     action = fields.Dict(required=True, metadata={"description": "The action, as posted"})
-    summary = fields.String(allow_none=True, metadata={"description": "The game's own line"})
+    summary = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The game's own line for the action, as the analysing seat may "
+            "read it (its own secret plan included); no two candidates read alike"
+        },
+    )
     playouts = fields.Integer(required=True)
     win_rate = fields.Float(required=True, metadata={"description": "Share of the wins"})
     win_interval = fields.List(
@@ -185,55 +197,6 @@ def public_analysis(record: Record) -> Record:
     return shown
 
 
-def _viewer(game: Game) -> Viewer:
-    return authenticate(game.meta)
-
-
-def _may_read(game: Game, viewer: Viewer, seat: int, at: int) -> bool:
-    """Whether ``viewer`` may ask for or read ``seat``'s analysis after event ``at``."""
-    if viewer.admin:
-        return True
-    if at < game.sealed_until:
-        return False
-    finished = bool(game.ruleset.status(game.state).get("finished"))
-    return finished or viewer.holder or viewer.seat == seat or seat in viewer.app_seats
-
-
-def _refuse(game: Game, viewer: Viewer, at: int) -> ApiError | AuthError:
-    if at < game.sealed_until and not viewer.admin:
-        return ApiError(
-            403,
-            "sealed_history",
-            f"Up to event {game.sealed_until} this branch holds the secrets of a game that "
-            "was still being played when it was made; only the admin may analyse there.",
-        )
-    if not viewer.authenticated:
-        return AuthError(
-            "missing_token",
-            "While the game is played only a seat may analyse its own decisions: send its "
-            "token as 'Authorization: Bearer <token>'.",
-        )
-    return ApiError(
-        403,
-        "not_your_seat",
-        "While the game is played a seat may analyse only its own decisions.",
-    )
-
-
-def _requester(viewer: Viewer) -> str:
-    """Whom the per-requester cap counts: the application whose key was sent, else the token
-    (hashed), else the client's address."""
-    if viewer.app is not None:
-        return f"app:{viewer.app}"
-    try:
-        token = bearer_token(request.headers.get("Authorization"))
-    except AuthError:
-        token = None
-    if token is not None:
-        return f"token:{token_key(token)}"
-    return f"address:{client_address(request.remote_addr)}"
-
-
 @bp.post("/games/<game_id>/analyses")
 def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
     """Ask for the analysis of a seat's decision (a background job).
@@ -254,8 +217,9 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         may. Identical requests (game, at, seat, budget, seed) share one analysis: its id
         is derived from them, so asking again answers with the same ``Location`` (200 once
         it is done, 202 while it is queued or running; a cancelled or failed one, or one
-        whose worker died, starts anew). Unfinished analyses are capped per game
-        (``MEEPLE_ANALYSES_PER_GAME``), per token or address
+        whose worker died, starts anew). Unfinished analyses are capped per seat of a game
+        (``MEEPLE_ANALYSES_PER_GAME``: counted per seat, so no seat learns that a rival is
+        analysing), per token or address
         (``MEEPLE_ANALYSES_PER_REQUESTER``), per owner, the client address whatever tokens
         it sends (``MEEPLE_ANALYSES_PER_OWNER``; not for the admin), and in all
         (``MEEPLE_ANALYSES_TOTAL``): 429 ``too_many_analyses`` with ``Retry-After``. Queued
@@ -293,7 +257,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
     settings = services.jobs.settings
     latest = commands.load_game(services, game_id)
     body = AnalysisRequestSchema().load(json_body())
-    viewer = _viewer(latest)
+    viewer = viewer_of(latest)
     at = body.get("at", latest.version)
     if at > latest.version:
         raise ApiError(
@@ -306,17 +270,17 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
     finished = bool(latest.ruleset.status(latest.state).get("finished"))
     if seat is None:
         if not (finished or viewer.authenticated):
-            raise _refuse(latest, viewer, at)
+            raise refuse(latest, viewer, at)
         raise ApiError(
             422, "invalid_body", "Name the seat to analyse.", errors={"seat": ["Required."]}
         )
-    if not _may_read(latest, viewer, seat, at):
-        raise _refuse(latest, viewer, at)
+    if not may_read(latest, viewer, seat, at):
+        raise refuse(latest, viewer, at)
     playouts = body.get("playouts", settings.analysis_playouts)
-    _within("playouts", playouts, settings.analysis_max_playouts)
+    within("playouts", playouts, settings.analysis_max_playouts)
     seconds = body.get("seconds")
     if seconds is not None:
-        _within("seconds", seconds, settings.analysis_max_seconds)
+        within("seconds", seconds, settings.analysis_max_seconds)
     game = latest if at == latest.version else commands.load_game(services, game_id, at=at)
     if not 0 <= seat < len(game.meta["players"]):
         raise ApiError(
@@ -342,17 +306,17 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         settings.analyses_total,
         settings.analyses_per_owner if owner.capped else None,
     )
-    requester = _requester(viewer)
+    requester = requester_of(viewer)
     now = time.time()
     outcome: dict[str, Any] = {}
 
     def ask(record: Record | None, unfinished: list[Record]) -> Record | None:
         outcome.clear()
-        lapsed = record is not None and record["status"] in ACTIVE
-        lapsed = lapsed and record is not None and not unfinished_now(record, now)
-        if record is not None and record["status"] not in ("cancelled", "failed") and not lapsed:
+        expired = record is not None and record["status"] in ACTIVE
+        expired = expired and record is not None and not unfinished_now(record, now)
+        if record is not None and record["status"] not in ("cancelled", "failed") and not expired:
             return None  # the same request: share it
-        refusal = _over_cap(caps, game_id, requester, owner.key, unfinished)
+        refusal = over_cap(caps, game_id, seat, requester, owner.key, unfinished)
         if refusal is not None:
             outcome["refusal"] = refusal
             return None
@@ -395,51 +359,21 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
     return jsonify(public_analysis(record)), code, {"Location": location}
 
 
-def _within(name: str, value: float, cap: float) -> None:
-    if value > cap:
-        raise ApiError(
-            422,
-            "budget_too_large",
-            f"{name} may be at most {cap:g}.",
-            errors={name: [f"At most {cap:g}."]},
-            maximum=cap,
-        )
-
-
-def _over_cap(
-    caps: Caps, game_id: str, requester: str, owner: str, unfinished: list[Record]
-) -> str | None:
-    if sum(r["requester"] == requester for r in unfinished) >= caps.per_requester:
-        return f"You have {caps.per_requester} analyses queued or running, the most allowed."
-    # Tokens are free: the address they come from is counted too (records from before owners
-    # were recorded count under their requester, an address where they had no token).
-    mine = sum(r.get("owner", r["requester"]) == owner for r in unfinished)
-    if caps.per_owner is not None and mine >= caps.per_owner:
-        return (
-            f"Your address has {caps.per_owner} analyses queued or running, whatever tokens "
-            "asked for them: the most one owner may have."
-        )
-    if sum(r["game_id"] == game_id for r in unfinished) >= caps.per_game:
-        return f"This game has {caps.per_game} analyses queued or running, the most allowed."
-    if len(unfinished) >= caps.total:
-        return f"The service runs {caps.total} analyses, the most it allows at once."
-    return None
-
-
 def _readable(game_id: str, analysis_id: str) -> Record:
     """The analysis, if this request may read it: else 401 (no token while the game is
     played) or 404 (missing, or another seat's: its existence is that seat's business)."""
     services = current_services()
     game = commands.load_game(services, game_id)
-    viewer = _viewer(game)
+    viewer = viewer_of(game)
     finished = bool(game.ruleset.status(game.state).get("finished"))
     if not finished and not viewer.authenticated:
-        raise _refuse(game, viewer, game.version)
+        raise refuse(game, viewer, game.version)
     record = services.jobs.analyses.get(analysis_id, time.time())
     if (
         record is None
+        or record.get("kind") == "review"
         or record["game_id"] != game_id
-        or not _may_read(game, viewer, record["seat"], record["at"])
+        or not may_read(game, viewer, record["seat"], record["at"])
     ):
         raise ApiError(404, "not_found", "This game has no such analysis you may read.")
     return record
@@ -470,17 +404,10 @@ def get_analysis(game_id: str, analysis_id: str) -> Response:
         401: Unauthorized
     """
     record = _readable(game_id, analysis_id)
-    response = jsonify(public_analysis(_lapsed(record)))
+    response = jsonify(public_analysis(lapsed(record)))
     response.headers["Cache-Control"] = "private, no-cache"
     response.headers["Vary"] = "Authorization"
     return response
-
-
-def _lapsed(record: Record) -> Record:
-    """A record left unfinished past its lease (its worker died) reads as failed."""
-    if record["status"] in ACTIVE and not unfinished_now(record, time.time()):
-        return {**record, "status": "failed", "error": "The analysis stopped; ask again."}
-    return record
 
 
 @bp.delete("/games/<game_id>/analyses/<analysis_id>")

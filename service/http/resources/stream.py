@@ -392,10 +392,12 @@ def format_turn(game_id: str, view: FeedView, seat: int | None) -> str:
 
 
 def format_note(note: dict[str, Any]) -> str:
-    """An ``analysis`` message: how an analysis stands (no ``id``: it is not an event, and
-    Last-Event-ID keeps naming the last event)."""
-    data = json.dumps(note, ensure_ascii=False, separators=(",", ":"))
-    return f"event: analysis\ndata: {data}\n\n"
+    """An ``analysis`` (or ``review``) message: how an analysis (a game review) stands (no
+    ``id``: it is not an event, and Last-Event-ID keeps naming the last event)."""
+    kind = "review" if note.get("kind") == "review" else "analysis"
+    shown = {name: value for name, value in note.items() if name != "kind"}
+    data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {kind}\ndata: {data}\n\n"
 
 
 def _may_see_note(note: dict[str, Any], viewer: Viewer, view: FeedView) -> bool:
