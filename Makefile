@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench bench-agents bench-peers soak openapi worker clean
+.PHONY: run test lint bench bench-agents bench-peers soak failover openapi worker clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed")'
@@ -41,6 +41,10 @@ bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a g
 
 bench-peers: $(BIN)/.installed ## beside boardgame.io and eventsourcing, installed into a throwaway folder; not part of CI
 	$(BIN)/python -m bench.peers
+
+failover: $(BIN)/.installed ## SIGKILL the Redis primary under load, Sentinel fails over: acknowledged actions lost with MEEPLE_REDIS_MIN_REPLICAS=1 and without
+	bash tests/ensure-redis-server.sh
+	$(BIN)/python -m bench failover
 
 #: random games per player count and ruleset in `make soak` (CI plays 50): `make soak SOAK_GAMES=2000` goes twice as deep
 SOAK_GAMES ?= 1000

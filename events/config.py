@@ -4,12 +4,15 @@
   ``sqlite:////absolute/path.db``: the embedded store; parent directories are created.
 - ``redis://host:port/db``: one Redis server.
 - ``redis+cluster://host:port``: a Redis Cluster, reached through any of its nodes.
+- ``redis+sentinel://host:port[,host:port]/service_name[/db]``: the primary the Sentinels
+  name for that service, followed through failovers (events.redis_clients).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from events.redis_clients import SCHEMES, RedisURLError
 from events.store import EventStore, StoreError
 
 DEFAULT_STORE_URL = "sqlite:///var/meeple.db"
@@ -27,10 +30,14 @@ def open_store(url: str = DEFAULT_STORE_URL, **options: Any) -> EventStore:
         if not path:
             raise StoreError(f"the store URL {url!r} names no file")
         return SQLiteEventStore(path, **options)
-    if scheme in ("redis", "rediss", "redis+cluster"):
+    if scheme in SCHEMES:
         from events.redis_store import RedisEventStore
 
-        return RedisEventStore.from_url(url, **options)
+        try:
+            return RedisEventStore.from_url(url, **options)
+        except RedisURLError as error:
+            raise StoreError(str(error)) from None
     raise StoreError(
-        f"unknown store scheme {scheme!r} in {url!r}: use sqlite://, redis:// or redis+cluster://"
+        f"unknown store scheme {scheme!r}: use sqlite://, redis://, redis+sentinel:// or "
+        "redis+cluster://"
     )

@@ -11,6 +11,8 @@ Keys (``meeple`` is the default prefix)::
     meeple:{G}:idem       hash: idempotency key -> "first_seq:last_seq"
     meeple:{G}:snapshots  sorted set of snapshot seqs
     meeple:{G}:snapdata   hash: seq -> snapshot payload (JSON)
+    meeple:{G}:confirmed  a string written only to wait for replicas (``await_replicas``),
+                          expiring after a minute
     meeple:{games}:set    set of registered game ids
     meeple:{games}:log    stream of registrations, in order (the feed discovers games here)
     meeple:feed           stream, one entry per append: g = game id, f, l = its first and
@@ -36,6 +38,11 @@ not know what they mean; guards let a caller make some of them conditional
 ``ZADD_SCORED_BY`` scores a sorted set's member by a hash field, and ``REPLY_EXISTS`` tells
 it whether a key exists (``AppendResult.replies``). Those commands name keys the script does
 not declare, so ``then`` is for a single server only (never a cluster).
+
+With ``min_replicas`` (``MEEPLE_REDIS_MIN_REPLICAS``) the script and a ``WAIT`` (``WAITAOF``
+where the server has it) go in one pipeline to the game's primary, and an append fewer
+replicas confirmed raises ``ReplicationLag``: not acknowledged, though the primary has it
+whole, side writes and all, as one script replicates as one unit (docs/stores.md).
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from redis.cluster import RedisCluster
 
 from events.copies import Copies, Entry, Marker, parse_entry
 from events.envelope import GENESIS_HASH, Envelope, canonical_json
+from events.redis_clients import redis_client, same_place
 from events.sqlite_store import utc_now
 from events.store import (
     Appended,
@@ -58,10 +66,17 @@ from events.store import (
     ConcurrencyConflict,
     EventStore,
     FeedPage,
+    ReplicationLag,
     StoreError,
     StoreFull,
     check_append,
 )
+
+#: Milliseconds an append waits for its replicas by default (``MEEPLE_REDIS_REPLICA_TIMEOUT``).
+DEFAULT_REPLICA_TIMEOUT = 1000
+
+#: Milliseconds the key that ``await_replicas`` writes lives.
+CONFIRMED_KEY_MS = 60_000
 
 #: How many games' heads (version, last hash) an instance remembers from its own appends.
 HEADS_REMEMBERED = 10_000
@@ -114,14 +129,9 @@ def _has_room(memory: dict[str, Any]) -> bool:
 
 def same_server(one: Any, other: Any) -> bool:
     """Whether two clients are plain ``redis.Redis`` clients of the same single server (the
-    same address and user; maybe other databases): one's script may then write the other's
-    keys, selecting its database. Never a cluster's."""
-    if not (isinstance(one, redis.Redis) and isinstance(other, redis.Redis)):
-        return False
-    ours = one.connection_pool.connection_kwargs
-    theirs = other.connection_pool.connection_kwargs
-    place = ("host", "port", "path", "username", "password")
-    return all(ours.get(name) == theirs.get(name) for name in place)
+    same address and user, or the same Sentinel service; maybe other databases): one's
+    script may then write the other's keys, selecting its database. Never a cluster's."""
+    return same_place(one, other)
 
 
 def database_of(client: Any) -> int:
@@ -236,7 +246,22 @@ return {found[1], redis.call('HGET', KEYS[2], found[1])}
 class RedisEventStore(EventStore):
     """Event streams in Redis or a Redis Cluster (pass a ``redis.Redis`` or ``RedisCluster``)."""
 
-    def __init__(self, client: redis.Redis | RedisCluster, prefix: str = "meeple") -> None:
+    def __init__(
+        self,
+        client: redis.Redis | RedisCluster,
+        prefix: str = "meeple",
+        *,
+        min_replicas: int = 0,
+        replica_timeout: int = DEFAULT_REPLICA_TIMEOUT,
+    ) -> None:
+        if min_replicas < 0 or replica_timeout < 1:
+            raise ValueError("min_replicas must be 0 or more and replica_timeout 1 ms or more")
+        #: Replicas that must confirm an append before it is acknowledged (0: none asked).
+        self.min_replicas = min_replicas
+        #: Milliseconds an append waits for them.
+        self.replica_timeout = replica_timeout
+        #: (the command that waits for replicas: WAIT, or WAITAOF where the server has it,)
+        self._wait_command: tuple[tuple[str | int, ...]] | None = None
         # redis-py's annotations cover its sync and async clients at once (every reply typed
         # as "Awaitable | value"), so the client is used untyped; replies are decoded strs.
         self.client: Any = client
@@ -255,16 +280,20 @@ class RedisEventStore(EventStore):
         self._copies = Copies(self._read_stored, self._read_entries)
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "meeple", **options: Any) -> RedisEventStore:
-        """``redis://host:port/db`` for one server, ``redis+cluster://host:port`` for a cluster."""
-        if url.startswith("redis+cluster://"):
-            address = "redis://" + url.removeprefix("redis+cluster://")
-            client: redis.Redis | RedisCluster = RedisCluster.from_url(
-                address, decode_responses=True, **options
-            )
-        else:
-            client = redis.Redis.from_url(url, decode_responses=True, **options)
-        return cls(client, prefix)
+    def from_url(
+        cls,
+        url: str,
+        prefix: str = "meeple",
+        *,
+        min_replicas: int = 0,
+        replica_timeout: int = DEFAULT_REPLICA_TIMEOUT,
+        **options: Any,
+    ) -> RedisEventStore:
+        """Any URL ``events.redis_clients`` opens: ``redis://host:port/db`` for one server,
+        ``redis+sentinel://host:port[,host:port]/service[/db]`` for a Sentinel service's
+        primary, ``redis+cluster://host:port`` for a cluster."""
+        client = redis_client(url, decode_responses=True, **options)
+        return cls(client, prefix, min_replicas=min_replicas, replica_timeout=replica_timeout)
 
     def _key(self, game_id: str, name: str) -> str:
         return f"{self.prefix}:{{{game_id}}}:{name}"
@@ -309,36 +338,134 @@ class RedisEventStore(EventStore):
         try:
             if self._writes_feed():
                 keys.append(self._feed_key)
-            outcome = self._append_script(
-                keys=keys,
-                args=[
-                    expected_version,
-                    idempotency_key or "",
-                    prev_hash,
-                    chain,
-                    len(envelopes),
-                    len(batch.stored),
-                    *entries,
-                    game_id,
-                    FEED_LENGTH,
-                    json.dumps(batch.marked) if batch.marked else "",
-                    *side_writes,
-                ],
-            )
+            args = [
+                expected_version,
+                idempotency_key or "",
+                prev_hash,
+                chain,
+                len(envelopes),
+                len(batch.stored),
+                *entries,
+                game_id,
+                FEED_LENGTH,
+                json.dumps(batch.marked) if batch.marked else "",
+                *side_writes,
+            ]
+            if self.min_replicas:
+                outcome, acknowledged = self._append_on_replicas(keys, args)
+            else:
+                outcome, acknowledged = self._append_script(keys=keys, args=args), 0
         except redis.RedisError as error:
             raise failure(error) from error
         verdict, detail = outcome[0], outcome[1]
         if verdict == "ok":
             self._remember_head(game_id, int(detail), chain)
             replies = tuple(int(reply) for reply in outcome[2:])
-            return AppendResult(version=int(detail), envelopes=envelopes, replies=replies)
+            result = AppendResult(version=int(detail), envelopes=envelopes, replies=replies)
+            if acknowledged < self.min_replicas:
+                raise ReplicationLag(result, acknowledged, self.min_replicas)
+            return result
         with self._heads_lock:
             self._heads.pop(game_id, None)
         if verdict == "replayed":
             first, last = (int(part) for part in detail.split(":"))
             written = self.read(game_id, after=first - 1, limit=last - first + 1)
-            return AppendResult(version=last, envelopes=written, replayed=True)
+            result = AppendResult(version=last, envelopes=written, replayed=True)
+            # The first append may not have reached the replicas yet: this answer is an
+            # acknowledgement too, so it waits for them as the first one did.
+            self.await_replicas(game_id, result)
+            return result
         raise ConcurrencyConflict(game_id, expected_version, int(detail))
+
+    def await_replicas(self, game_id: str, result: AppendResult | None = None) -> None:
+        """Return once ``min_replicas`` replicas hold everything the primary of ``game_id``
+        held when called (at once when none is asked for); else raise ``ReplicationLag``
+        (with ``result``, what the caller is about to acknowledge).
+
+        WAIT counts what the replicas confirmed of this connection's own writes, so it
+        writes first: a key of the game's own (its slot, on a cluster) that expires.
+        """
+        if not self.min_replicas:
+            return
+        touch = ("SET", self._key(game_id, "confirmed"), "1", "PX", CONFIRMED_KEY_MS)
+        try:
+            _, acknowledged = self._on_replicas(self._key(game_id, "events"), [touch])
+        except redis.RedisError as error:
+            raise failure(error) from error
+        if acknowledged < self.min_replicas:
+            found = result or AppendResult(version=self.version(game_id), envelopes=[])
+            raise ReplicationLag(found, acknowledged, self.min_replicas)
+
+    def _append_on_replicas(self, keys: list[str], args: list[Any]) -> tuple[Any, int]:
+        """The append script, then the wait for replicas, on one connection (WAIT counts
+        that connection's writes) of the server that owns the game."""
+
+        def script(pipe: Any) -> None:
+            self._append_script(keys=keys, args=args, client=pipe)
+
+        return self._on_replicas(keys[0], [script])
+
+    def _on_replicas(self, key: str, steps: list[Any]) -> tuple[Any, int]:
+        """Run ``steps`` (commands, or functions that queue onto a pipeline) then the wait for
+        replicas in one pipeline to the primary that owns ``key``: (the first step's reply,
+        how many replicas confirmed). On a cluster the pipeline goes to the key's master
+        (redis-py's cluster pipeline sends a keyless WAIT anywhere); a reply that the slot
+        moved (a failover) refreshes the cluster's map and sends it again, once or twice."""
+        attempts = 3 if isinstance(self.client, RedisCluster) else 1
+        for attempt in range(attempts):
+            node = self._node_client(key)
+            try:
+                with node.pipeline(transaction=False) as pipe:
+                    for step in steps:
+                        if callable(step):
+                            step(pipe)
+                        else:
+                            pipe.execute_command(*step)
+                    pipe.execute_command(*self._waiting(node))
+                    replies = pipe.execute()
+            except (
+                redis.exceptions.MovedError,
+                redis.exceptions.AskError,
+                redis.exceptions.TryAgainError,
+                redis.exceptions.ClusterDownError,
+            ):
+                # Nothing ran: the node does not (yet) serve the slot.
+                if attempt == attempts - 1:
+                    raise
+                self.client.nodes_manager.initialize()
+                continue
+            except (redis.ConnectionError, redis.TimeoutError):
+                if isinstance(self.client, RedisCluster):
+                    # The master may be gone: learn who serves its slots before the next call.
+                    self.client.nodes_manager.initialize()
+                raise
+            return replies[0], _confirmed(replies[-1])
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _node_client(self, key: str) -> Any:
+        """The plain client of the server that owns ``key`` (this one's, off a cluster)."""
+        if not isinstance(self.client, RedisCluster):
+            return self.client
+        node = self.client.get_node_from_key(key)
+        if node.redis_connection is None:
+            self.client.nodes_manager.initialize()
+            node = self.client.get_node_from_key(key)
+        return node.redis_connection
+
+    def _waiting(self, node: Any) -> tuple[str | int, ...]:
+        """``WAITAOF 0 n timeout`` where the primary has it (Redis 7.2) and keeps an AOF
+        itself (n replicas then hold the append on disk; each needs ``appendonly yes``),
+        else ``WAIT n timeout`` (n replicas hold it in memory)."""
+        if self._wait_command is None:
+            server = node.info("server")
+            major, minor = (int(part) for part in str(server["redis_version"]).split(".")[:2])
+            aof = str(node.config_get("appendonly").get("appendonly", "no")) == "yes"
+            if (major, minor) >= (7, 2) and aof:
+                command: tuple[str | int, ...] = ("WAITAOF", 0, self.min_replicas)
+            else:
+                command = ("WAIT", self.min_replicas)
+            self._wait_command = (command,)
+        return (*self._wait_command[0], self.replica_timeout)
 
     def read(self, game_id: str, after: int = 0, limit: int | None = None) -> list[Envelope]:
         if limit is not None and limit <= 0:
@@ -600,6 +727,13 @@ class RedisEventStore(EventStore):
         for game_id in game_ids:
             pipeline.hget(self._key(game_id, "head"), "version")
         return [int(value or 0) for value in pipeline.execute()]
+
+
+def _confirmed(reply: Any) -> int:
+    """How many replicas a WAIT (a count) or a WAITAOF (local, replicas) reply confirms."""
+    if isinstance(reply, list | tuple):
+        return int(reply[1])
+    return int(reply)
 
 
 def _seq_of(entry_id: str) -> int:

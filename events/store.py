@@ -18,6 +18,24 @@ class StoreFull(StoreError):
     """The store refuses writes because its memory or disk is full; it still answers reads."""
 
 
+class ReplicationLag(StoreError):
+    """Fewer replicas than asked (``MEEPLE_REDIS_MIN_REPLICAS``) confirmed an append in time.
+
+    The append happened on the primary, whole (the events and the side writes of its one
+    script) and it is not acknowledged: if the primary dies before a replica has it, it is
+    gone, all of it. ``result`` is what the primary holds; a retry with the same idempotency
+    key returns those events (once replicas have them), never a second copy.
+    """
+
+    def __init__(self, result: AppendResult, acknowledged: int, wanted: int) -> None:
+        super().__init__(
+            f"{acknowledged} of the {wanted} replicas asked for confirmed the append in time"
+        )
+        self.result = result
+        self.acknowledged = acknowledged
+        self.wanted = wanted
+
+
 class ConcurrencyConflict(StoreError):
     """An append at a version that is no longer the stream's version; nothing was written."""
 

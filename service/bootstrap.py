@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from events.config import open_store
+from events.redis_clients import SCHEMES
 from events.store import EventStore
 from projections.fold import Folder
 from projections.readmodels.game_index import GameIndex, SQLiteGameIndex
 from service.application.apps import open_registry
 from service.application.quotas import Quota, StorageQuotas, open_ledger
 from service.application.services import Services
-from service.config import STORAGE_QUOTAS, Config, game_index_url
+from service.config import STORAGE_QUOTAS, Config, game_index_url, store_options
 from service.monitoring import metrics
 from service.workers import jobs as workers
 
@@ -29,7 +30,8 @@ def bootstrap(
     jobs: Any = None,
 ) -> Services:
     """The service's parts for ``config``; any part given is used as it is."""
-    store = store if store is not None else open_store(config.store_url)
+    if store is None:
+        store = open_store(config.store_url, **store_options(config))
     folder = Folder(store, config.snapshot_interval, config.cache_size, observe=metrics.count_fold)
     if game_index is None:
         game_index = open_game_index(config)
@@ -54,7 +56,7 @@ def open_game_index(config: Config) -> GameIndex:
     scheme, _, rest = url.partition("://")
     if scheme == "sqlite":
         return SQLiteGameIndex(rest.removeprefix("/"))
-    if scheme in ("redis", "rediss", "redis+cluster"):
+    if scheme in SCHEMES:
         from projections.readmodels.redis_game_index import RedisGameIndex
 
         return RedisGameIndex.from_url(url)

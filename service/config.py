@@ -133,6 +133,12 @@ class Config:
     #: MEEPLE_MAX_APPS_PER_ADDRESS: client applications registered from one client address and
     #: not revoked; past it POST /apps gets 429 ``too_many_apps``. 0: no cap.
     max_apps_per_address: int = 20
+    #: MEEPLE_REDIS_MIN_REPLICAS: replicas that must confirm an append (WAIT, or WAITAOF where
+    #: the server has it) before it is acknowledged; fewer in time: 503 ``replication_lag``.
+    #: 0 (the default) asks for none. Needs a Redis event store (docs/operations.md, Failover).
+    redis_min_replicas: int = 0
+    #: MEEPLE_REDIS_REPLICA_TIMEOUT: milliseconds an append waits for those replicas.
+    redis_replica_timeout: int = 1000
 
 
 _ENV_NAMES = {
@@ -209,6 +215,35 @@ _INTEGERS = {"snapshot_interval", "cache_size", "max_body_bytes", "action_retrie
     "max_bot_games_per_owner",
     "max_apps_per_address",
 }
+# Failover (docs/operations.md, "Failover"): how many replicas confirm an append.
+_ENV_NAMES.update(
+    redis_min_replicas="MEEPLE_REDIS_MIN_REPLICAS",
+    redis_replica_timeout="MEEPLE_REDIS_REPLICA_TIMEOUT",
+)
+_INTEGERS |= {"redis_min_replicas", "redis_replica_timeout"}
+
+
+def store_options(config: Config) -> dict[str, int]:
+    """What ``events.config.open_store`` takes beside the URL: the replicas a Redis store
+    waits for (nothing for SQLite, which has none)."""
+    if not config.redis_min_replicas:
+        return {}
+    return {
+        "min_replicas": config.redis_min_replicas,
+        "replica_timeout": config.redis_replica_timeout,
+    }
+
+
+def _check_replication(config: Config) -> None:
+    if config.redis_min_replicas < 0:
+        raise ConfigError("MEEPLE_REDIS_MIN_REPLICAS cannot be negative")
+    if config.redis_replica_timeout < 1:
+        # WAIT 0 would wait for ever: a dead replica would hold every action.
+        raise ConfigError("MEEPLE_REDIS_REPLICA_TIMEOUT must be at least 1 (milliseconds)")
+    if config.redis_min_replicas and config.store_url.startswith("sqlite:"):
+        raise ConfigError("MEEPLE_REDIS_MIN_REPLICAS needs a Redis event store (MEEPLE_STORE_URL)")
+
+
 _SWITCHES = {"rate_limits"}
 _ON, _OFF = {"on", "true", "yes", "1"}, {"off", "false", "no", "0"}
 #: Rate limits, each in the ``limits`` library's notation: "30/minute;300/hour".
@@ -289,6 +324,7 @@ def _check(config: Config) -> None:
     if config.log_format not in ("plain", "json"):
         raise ConfigError(f"MEEPLE_LOG_FORMAT must be plain or json, not {config.log_format!r}")
     metrics_networks(config.metrics_allow)
+    _check_replication(config)
 
 
 #: Who may always read GET /metrics: this machine.

@@ -55,13 +55,10 @@ class RedisBranchList(BranchList):
 
     @classmethod
     def from_url(cls, url: str) -> RedisBranchList:
-        import redis
-        from redis.cluster import RedisCluster
+        """Any URL ``events.redis_clients`` opens (a server, a Sentinel service, a cluster)."""
+        from events.redis_clients import redis_client
 
-        if url.startswith("redis+cluster://"):
-            address = "redis://" + url.removeprefix("redis+cluster://")
-            return cls(RedisCluster.from_url(address, decode_responses=True))
-        return cls(redis.Redis.from_url(url, decode_responses=True))
+        return cls(redis_client(url, decode_responses=True))
 
     def _key(self, source: str) -> str:
         return f"{self.prefix}:{{{source}}}:branches"

@@ -109,14 +109,10 @@ class RedisGameIndex(GameIndex):
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "meeple") -> RedisGameIndex:
-        """``redis://host:port/db`` for one server, ``redis+cluster://host:port`` for a cluster."""
-        import redis
-        from redis.cluster import RedisCluster
+        """Any URL ``events.redis_clients`` opens (a server, a Sentinel service, a cluster)."""
+        from events.redis_clients import redis_client
 
-        if url.startswith("redis+cluster://"):
-            address = "redis://" + url.removeprefix("redis+cluster://")
-            return cls(RedisCluster.from_url(address, decode_responses=True), prefix)
-        return cls(redis.Redis.from_url(url, decode_responses=True), prefix)
+        return cls(redis_client(url, decode_responses=True), prefix)
 
     def _key(self, *parts: str) -> str:
         return ":".join((self.prefix, "{index}", *parts))

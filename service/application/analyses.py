@@ -22,6 +22,7 @@ from typing import Any
 import redis
 
 from events.envelope import canonical_json
+from events.redis_clients import redis_client
 from events.sqlite_pool import SQLitePool
 from projections.agents.analysis import search_seed as agents_search_seed
 from service.application.job_state import job_state_location
@@ -172,7 +173,7 @@ class RedisAnalysisStore(AnalysisStore):
 
     @classmethod
     def from_url(cls, url: str) -> RedisAnalysisStore:
-        return cls(redis.Redis.from_url(url, decode_responses=True))
+        return cls(redis_client(url, decode_responses=True))
 
     @staticmethod
     def key(analysis_id: str) -> str:

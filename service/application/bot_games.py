@@ -34,6 +34,7 @@ from typing import Any
 
 import redis
 
+from events.redis_clients import redis_client
 from events.sqlite_pool import SQLitePool
 from projections.fold import Game
 from service.application.commands import CapReached
@@ -293,7 +294,7 @@ class RedisBotGameStore(BotGameStore):
 
     @classmethod
     def from_url(cls, url: str) -> RedisBotGameStore:
-        return cls(redis.Redis.from_url(url, decode_responses=True))
+        return cls(redis_client(url, decode_responses=True))
 
     def admit(self, game_id: str, owner: str, caps: Caps | None, now: float) -> Refusal | None:
         per_owner, total = (caps.per_owner, caps.total) if caps is not None else (-1, -1)

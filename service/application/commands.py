@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from events.envelope import Envelope, NewEvent
-from events.store import Appended, AppendResult, ConcurrencyConflict
+from events.store import Appended, AppendResult, ConcurrencyConflict, ReplicationLag
 from projections.fold import (
     STEP_TYPES,
     Game,
@@ -533,6 +533,11 @@ def _earlier_result(
         return None
     for envelope in services.store.read(game_id):
         if envelope.get("idempotency_key") == key:
+            # An answer for it now acknowledges it: the replicas must hold it first, as they
+            # may not have when the first answer was a 503 replication_lag.
+            await_replicas = getattr(services.store, "await_replicas", None)
+            if await_replicas is not None:
+                await_replicas(game_id)
             return _replayed(services, game_id, seat, envelope, action)
     return None
 
@@ -592,12 +597,23 @@ def append(
         if then:
             writes = with_index_row(services, game, new_state, then)
     began = time.perf_counter()
-    if then:
-        result = services.store.append(  # type: ignore[call-arg]
-            game_id, list(events), expected_version, idempotency_key, then=writes
-        )
-    else:
-        result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    try:
+        if then:
+            result = services.store.append(  # type: ignore[call-arg]
+                game_id, list(events), expected_version, idempotency_key, then=writes
+            )
+        else:
+            result = services.store.append(game_id, list(events), expected_version, idempotency_key)
+    except ReplicationLag as lag:
+        # The primary holds the events; if they survive, what they make due must run, so
+        # the jobs are told as after any append (a job's own append waits for the replicas
+        # too, and an automatic step is appended once whoever runs it). The caller is not
+        # told it succeeded, and the cache keeps the game as it was before.
+        try:
+            _hand_over(services, game_id, lag.result, due, then)
+        except Exception:
+            log.exception("could not hand game %s's unconfirmed append to the jobs", game_id)
+        raise
     metrics.observe_append(_store_kind(services.store), time.perf_counter() - began)
     if not result.replayed and len(result.envelopes) == 1:
         # One event: a seat's action or an automatic step (a branch's copied past, appended
@@ -623,14 +639,7 @@ def append(
         services.folder.adopt(game)
         advanced = game
     try:
-        if due is not None and not result.replayed and result.version == due.version:
-            if then:
-                jobs.dispatched(due, result.replies)
-            else:
-                jobs.dispatch(due)
-        else:
-            # Handing over the game as it now stands saves the jobs folding it again.
-            jobs.after_append(game_id, result.version, game=advanced)
+        _hand_over(services, game_id, result, due, then, advanced)
         streams = getattr(jobs, "streams", None)
         if streams is not None and not result.replayed:
             streams.note_appended(game_id, result.version)
@@ -641,6 +650,26 @@ def append(
         # The events are stored whatever happens here; the jobs' periodic sweep catches up.
         log.exception("could not hand game %s version %s to the jobs", game_id, result.version)
     return result
+
+
+def _hand_over(
+    services: Services,
+    game_id: str,
+    result: AppendResult,
+    due: Any,
+    then: list[Any],
+    advanced: Game | None = None,
+) -> None:
+    """Tell the jobs what the append makes due (already written with it, when ``then``)."""
+    jobs = services.jobs
+    if due is not None and not result.replayed and result.version == due.version:
+        if then:
+            jobs.dispatched(due, result.replies)
+        else:
+            jobs.dispatch(due)
+    else:
+        # Handing over the game as it now stands saves the jobs folding it again.
+        jobs.after_append(game_id, result.version, game=advanced)
 
 
 def _store_kind(store: Any) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 import redis
 
+from events.redis_clients import redis_client
 from events.sqlite_pool import SQLitePool
 
 Record = dict[str, Any]
@@ -570,7 +571,7 @@ end
 
     @classmethod
     def from_url(cls, url: str) -> RedisJobState:
-        return cls(redis.Redis.from_url(url, decode_responses=True))
+        return cls(redis_client(url, decode_responses=True))
 
     @staticmethod
     def webhooks_key(game_id: str) -> str:
@@ -962,7 +963,7 @@ def job_state_location(store_url: str, redis_url: str | None) -> str:
         # The same path rule as events.config: one slash after sqlite:// -> relative path.
         path = Path(rest.removeprefix("/")).with_suffix(".jobs.db")
         return f"sqlite:///{path.as_posix()}"
-    if scheme == "redis":
+    if scheme in ("redis", "rediss", "redis+sentinel"):
         return store_url
     raise ValueError(
         f"jobs cannot keep their state beside a {scheme!r} store: set MEEPLE_REDIS_URL"

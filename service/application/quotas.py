@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 import redis
 
+from events.redis_clients import redis_client
 from events.sqlite_pool import SQLitePool
 from events.store import StoreError
 
@@ -159,7 +160,7 @@ class RedisQuotaLedger(QuotaLedger):
 
     @classmethod
     def from_url(cls, url: str) -> RedisQuotaLedger:
-        return cls(redis.Redis.from_url(url))
+        return cls(redis_client(url))
 
     def _keys(self, owner: str, day: str) -> tuple[str, str]:
         total = f"{self.prefix}:{{{owner}}}"

@@ -19,7 +19,7 @@ from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from events.store import ConcurrencyConflict, StoreError, StoreFull
+from events.store import ConcurrencyConflict, ReplicationLag, StoreError, StoreFull
 from projections.fold import ReplayError, RulesVersionMismatch
 from projections.ruleset import IllegalAction
 from service.application.auth import AuthError
@@ -109,6 +109,7 @@ PROBLEMS: dict[str, tuple[int, str]] = {
     "unsupported_transfer_coding": (501, "The transfer coding is not supported"),
     "store_unavailable": (503, "The event store is unavailable"),
     "store_full": (503, "The store takes no more writes"),
+    "replication_lag": (503, "The store's replicas did not confirm the write"),
     "no_analysis_worker": (503, "No worker takes analyses"),
     "not_ready": (503, "The service is not ready"),
 }
@@ -178,6 +179,10 @@ def known_problem(code: str, detail: str, **extra: Any) -> Response:
     status, title = PROBLEMS[code]
     return problem(status, code, title, detail, **extra)
 
+
+#: Seconds a client is told to wait when the replicas did not confirm a write (a failover takes
+#: Sentinel some seconds).
+REPLICATION_RETRY_AFTER = 1
 
 #: Seconds a client is told to wait when the store is full (an operator must make room).
 FULL_RETRY_AFTER = 60
@@ -290,6 +295,18 @@ def register_error_handlers(app: Flask) -> None:
     def store_error(error: StoreError) -> Response:
         log.exception("event store failure")
         return known_problem("store_unavailable", "The event store cannot be reached.")
+
+    @app.errorhandler(ReplicationLag)
+    def replication_lag(error: ReplicationLag) -> Response:
+        log.warning("an append was not acknowledged: %s", error)
+        detail = (
+            "The write reached the primary but not enough of its replicas in time, so it may "
+            "yet be lost. Send the same request again with the same Idempotency-Key: you get "
+            "its result once the replicas have it, never a second copy."
+        )
+        status, title = PROBLEMS["replication_lag"]
+        headers = {"Retry-After": str(REPLICATION_RETRY_AFTER)}
+        return problem(status, "replication_lag", title, detail, headers)
 
     @app.errorhandler(StoreFull)
     def store_full(error: StoreFull) -> Response:

@@ -19,9 +19,9 @@ How a view documents itself (every blueprint, the webhooks and the stream includ
   header parameter: 400 ``invalid_header``; a token: 401 ``invalid_token``, 429
   ``too_many_invalid_tokens``, and ``missing_token`` when it is not optional; 429
   ``rate_limited`` when service.http.limits rate-limits it, and ``storage_quota_exceeded``
-  when it writes); the view lists the rest under ``codes`` (``codes: {409:
-  [version_conflict], 422: [game_finished, rules]}``, ``rules`` for the game's own
-  codes). A view may still name a shared response
+  and 503 ``replication_lag`` when it writes); the view lists the rest under ``codes``
+  (``codes: {409: [version_conflict], 422: [game_finished, rules]}``, ``rules`` for the
+  game's own codes). A view may still name a shared response
   (``409: Conflict``); one with no code is an error, so the spec never promises a status
   an operation cannot answer. GET /health's 503 has a body of its own;
 - security: ``[{seatToken: []}]``, ``[{adminKey: []}]``, or ``[{}, {seatToken: []}]`` when the
@@ -652,6 +652,7 @@ def _codes_of(
         add(429, "rate_limited")
     if writes:
         add(429, "storage_quota_exceeded")
+        add(503, "replication_lag")
     security = operation.get("security", [])
     if any(security):
         add(401, "invalid_token")

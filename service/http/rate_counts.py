@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import redis
+from events.redis_clients import redis_client
 
 #: The most logs (and, apart, lock-outs) one process keeps in memory: each holds at most its
 #: limit's ``amount`` times of 8 bytes (300 with the default limits), so well under 100 MB.
@@ -152,7 +152,7 @@ class RedisCounts:
     """The counts in Redis, shared by every process that uses it: one script per request."""
 
     def __init__(self, url: str) -> None:
-        self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self.redis = redis_client(url, socket_timeout=5, socket_connect_timeout=5)
         self._hit = self.redis.register_script(_HIT)
         self._fail = self.redis.register_script(_FAIL)
 

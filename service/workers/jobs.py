@@ -47,8 +47,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import redis
-
+from events.redis_clients import redis_client
 from events.redis_store import (
     REPLY_EXISTS,
     SKIP_IF_FIELD_IN,
@@ -1337,7 +1336,7 @@ return 1
     def __init__(
         self, services: Any, state: JobState, settings: JobSettings, redis_url: str
     ) -> None:
-        self.connection = redis.Redis.from_url(redis_url)
+        self.connection = redis_client(redis_url)
         super().__init__(services, state, settings)
         from rq import Queue
 
