@@ -370,6 +370,26 @@ class LegalActionsQuerySchema(Schema):
     listed = fields.Boolean(data_key="list", load_default=True)
 
 
+class MoveOfferSchema(Schema):
+    allowed = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether the request would succeed now, at this version"},
+    )
+    steps = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The ``steps`` to send: for a branch's holder, the last seat's step "
+            "and the automatic steps after it; null when not allowed"
+        },
+    )
+    code = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "When not allowed, the code the request would be refused with"},
+    )
+
+
 class LegalActionsSchema(Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True, allow_none=True)
@@ -396,6 +416,16 @@ class LegalActionsSchema(Schema):
         required=True,
         allow_none=True,
         metadata={"description": "The cursor of the next page; null on the last"},
+    )
+    undo = fields.Nested(
+        MoveOfferSchema,
+        required=True,
+        metadata={"description": "Whether POST .../undo would succeed now, and its steps"},
+    )
+    redo = fields.Nested(
+        MoveOfferSchema,
+        required=True,
+        metadata={"description": "Whether POST .../redo would succeed now"},
     )
 
 

@@ -27,6 +27,7 @@ from service.application.services import Services
 from service.config import game_index_url
 from service.http.errors import ApiError
 from service.http.resources.time_travel import state_view
+from service.http.resources.undo import move_offers
 from service.http.shared import (
     Asker,
     action_answer,
@@ -346,8 +347,8 @@ def get_seat_legal_actions(game_id: str, seat: int) -> Response:
         403: Forbidden
         409: Conflict
     """
-    game, _ = _seat_asker(game_id, seat, acting=False)
-    return jsonify(legal_actions_body(game, seat))
+    game, asker = _seat_asker(game_id, seat, acting=False)
+    return jsonify({**legal_actions_body(game, seat), **move_offers(game, asker)})
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>/actions")

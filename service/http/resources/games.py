@@ -17,12 +17,14 @@ from service.application.auth import AuthError, require_admin, require_seat
 from service.application.visibility import sealed_until, visible_envelope
 from service.http.errors import ApiError
 from service.http.read_cache import spectators_answer
+from service.http.resources.undo import move_offers
 from service.http.schemas import (
     CreateGameSchema,
     EventQuerySchema,
     GameListQuerySchema,
 )
 from service.http.shared import (
+    Asker,
     action_answer,
     action_includes,
     at_most,
@@ -481,6 +483,8 @@ def get_legal_actions(game_id: str) -> Response:
     game = commands.load_game(services(), game_id)
     viewer = viewer_of(game)
     body = legal_actions_body(game, viewer.seat)
+    asker = Asker(seat=viewer.seat, admin=viewer.admin, holder=viewer.holder)
+    body.update(move_offers(game, asker))
     unchanged = not_modified(game.version)
     if unchanged is not None:
         return unchanged

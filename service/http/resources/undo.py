@@ -3,6 +3,8 @@ projections/history.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, jsonify
 from marshmallow import RAISE, Schema, fields, validate
 
@@ -160,6 +162,42 @@ def _undo_or_redo(game_id: str, what: str) -> tuple[Response, int, dict[str, str
     # first result from the store, which appends nothing.
     result = commands.append(found, game_id, events, version, scoped)
     return _moved(game_id, result.envelopes[-1], asker, replayed=result.replayed)
+
+
+#: How far back an offer looks for the last seat's step behind automatic steps.
+OFFER_LOOKBACK = 16
+
+
+def move_offers(game: Game, asker: Asker) -> dict[str, dict[str, Any]]:
+    """Whether ``asker`` may undo and redo now, decided as ``POST .../undo`` and ``.../redo``
+    would decide them (the page offers only what would succeed), with the steps to send."""
+    return {"undo": _offer(game, asker, "undo"), "redo": _offer(game, asker, "redo")}
+
+
+def _offer(game: Game, asker: Asker, what: str) -> dict[str, Any]:
+    if asker.admin or asker.anonymous:
+        code = "seat_required" if asker.admin else "missing_token"
+        return {"allowed": False, "steps": None, "code": code}
+    steps = _holder_undo_steps(game) if asker.holder and what == "undo" else 1
+    # The caller's game stays as it is: deciding moves the stacks of a copy.
+    copy = Game(game.ruleset, game.meta, {}, game.version, list(game.effective), list(game.redo))
+    try:
+        check_undo_allowance(game, steps, services().config)
+        _decide_moves(copy, what, None if asker.holder else asker.seat, steps)
+    except (IllegalAction, ApiError) as refused:
+        return {"allowed": False, "steps": None, "code": refused.code}
+    return {"allowed": True, "steps": steps, "code": None}
+
+
+def _holder_undo_steps(game: Game) -> int:
+    """The last seat's step and the automatic steps after it (undoing those alone would only
+    have them run again), within the branch's steps after its branch point."""
+    undoable = [seq for seq in game.effective if seq > game.floor][-OFFER_LOOKBACK:]
+    tops = services().folder.read_events(str(game.meta["game_id"]), undoable)
+    for steps, seq in enumerate(reversed(undoable), start=1):
+        if tops[seq]["type"] != "system":
+            return min(steps, services().config.max_undo_steps)
+    return 1
 
 
 def undo_growth(game: Game) -> int:

@@ -15,11 +15,43 @@ import { botForms, rotatedLink, seatControls, started } from "./seat.js";
 const TIMELINE_PAGE = 1000;
 const ACTION_PAGE = 1000;
 const MAX_ACTION_PAGES = 20; // a bounded read: 20,000 actions is far beyond any game's list
-const MAX_UNDO_STEPS = 100; // MEEPLE_MAX_UNDO_STEPS's default; more is refused, not cut short
 // The audit folds the whole log again on the server: while events keep coming, a page asks
 // for it at most once in this many milliseconds (a finished game's, at once).
 const AUDIT_INTERVAL_MS = 5000;
 const STREAM_EVENTS = ["game_created", "action", "system", "undone", "redone", "branched_from", "seat_changed"];
+
+// The tab's icon: a plain meeple-brown dot, or an orange one with a white centre on your
+// turn (an SVG data: address, which the page's CSP allows for images).
+const ICON = (fill, centre) => `data:image/svg+xml,${encodeURIComponent(
+  `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="${fill}"/>${
+    centre ? '<circle cx="8" cy="8" r="3" fill="#fff"/>' : ""}</svg>`)}`;
+const ICONS = { idle: ICON("#6b3e00", false), turn: ICON("#e8590c", true) };
+
+function setFavicon(turn) {
+  let link = document.querySelector('link[rel="icon"]');
+  if (!link) link = document.head.appendChild(el("link", { rel: "icon" }));
+  link.setAttribute("href", turn ? ICONS.turn : ICONS.idle);
+  link.dataset.turn = turn ? "yes" : "no";
+}
+
+/** The opt-in browser notification on your turn: asked for once, remembered per browser. */
+const notifications = {
+  supported: () => typeof Notification !== "undefined",
+  wanted: () => notifications.supported() && Notification.permission === "granted" && localStorage.getItem("meeple.notify") === "yes",
+  control() {
+    if (!notifications.supported()) return null;
+    const box = el("input", { type: "checkbox", id: "notify-turn" });
+    box.checked = notifications.wanted();
+    box.addEventListener("change", async () => {
+      if (!box.checked) return localStorage.setItem("meeple.notify", "no");
+      const permission = await Notification.requestPermission();
+      box.checked = permission === "granted";
+      localStorage.setItem("meeple.notify", box.checked ? "yes" : "no");
+      if (!box.checked) notify("The browser does not allow notifications for this page.", "error");
+    });
+    return el("label", { class: "inline small notify-turn", for: "notify-turn" }, box, " Notify me when it is my turn");
+  },
+};
 
 export function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -84,6 +116,8 @@ class GamePage {
 
   stop() {
     this.stopped = true;
+    document.title = "Meeple Ledger";
+    setFavicon(false);
     document.removeEventListener("keydown", this.onKey);
     if (this.stream) this.stream.close();
     clearTimeout(this.auditTimer);
@@ -119,6 +153,7 @@ class GamePage {
   layout() {
     const s = this.summary;
     this.statusLine = el("p", { class: "status-line", aria: { live: "polite" } });
+    this.lastMoveLine = el("p", { class: "last-move", aria: { live: "polite" }, hidden: true });
     this.table = el("div", { class: `table table-${s.ruleset}`, data: { ruleset: s.ruleset } });
     this.raw = el("pre", { class: "raw", tabindex: 0, aria: { label: "The state as JSON" } });
     this.seatsBox = el("div", { class: "seats-box" });
@@ -146,6 +181,10 @@ class GamePage {
       if (target) this.scrubTo(Number(target.dataset.seq));
     });
     this.branchButton.addEventListener("click", () => this.branch());
+    this.lastMoveLine.addEventListener("click", (event) => {
+      const target = event.target.closest("[data-seq]");
+      if (target) this.scrubTo(Number(target.dataset.seq));
+    });
     this.analysis = new AnalysisPanel(this);
     const rawToggle = el("details", { class: "raw-toggle" }, el("summary", { text: "Raw JSON" }), this.raw);
 
@@ -153,14 +192,21 @@ class GamePage {
       this.main,
       el("h1", {}, `${words(s.ruleset)} `, el("span", { class: "muted game-id", text: s.id })),
       this.statusLine,
+      this.lastMoveLine,
       el(
         "div",
         { class: "game-grid" },
+        // The side comes first: on a phone the Play panel sits above the table (and folds
+        // away), on a desktop the side stays in view beside it (app.css).
+        el("aside", { class: "side", aria: { label: "Play, seats and the timeline" } },
+          el("details", { class: "panel play-panel", open: true },
+            el("summary", {}, el("h2", { id: "play-title", text: "Play" })),
+            el("section", { aria: { labelledby: "play-title" } }, this.playBox)),
+          el("section", { class: "panel seats-panel" }, el("h2", {}, "Seats ", this.liveBadge), this.seatsBox, this.viewerBox),
+          el("section", { class: "panel timeline-panel", aria: { labelledby: "log-title" } },
+            el("h2", { id: "log-title", text: "Timeline" }), this.log)),
         el("section", { class: "table-area", aria: { labelledby: "table-title" } },
           el("h2", { id: "table-title", class: "visually-hidden", text: "The table" }), this.table, rawToggle),
-        el("aside", { class: "side", aria: { label: "Seats and play" } },
-          el("section", { class: "panel" }, el("h2", {}, "Seats ", this.liveBadge), this.seatsBox, this.viewerBox),
-          el("section", { class: "panel", aria: { labelledby: "play-title" } }, el("h2", { id: "play-title", text: "Play" }), this.playBox)),
       ),
       el(
         "section",
@@ -174,9 +220,7 @@ class GamePage {
           button("Latest", "Latest event", () => this.scrubTo(this.summary.version)),
           this.scrubLabel),
         el("p", { class: "muted small", text: "Arrow keys step through the events; Home and End jump to the first and the latest." }),
-        el("div", { class: "replay-grid" },
-          el("section", { aria: { labelledby: "chart-title" } }, el("h3", { id: "chart-title", text: "Scores" }), this.chartBox),
-          el("section", { aria: { labelledby: "log-title" } }, el("h3", { id: "log-title", text: "Event log" }), this.log)),
+        el("section", { aria: { labelledby: "chart-title" } }, el("h3", { id: "chart-title", text: "Scores" }), this.chartBox),
         el("section", { aria: { labelledby: "audit-title" } }, el("h3", { id: "audit-title", text: "Audit" }), this.auditBox),
       ),
       el(
@@ -251,6 +295,8 @@ class GamePage {
     }
     if (!first) this.auditSoon();
     this.drawStatus();
+    this.drawLastMoves();
+    this.turnAlert();
     this.drawSeats();
     this.drawViewer();
     this.drawPlay();
@@ -329,6 +375,7 @@ class GamePage {
     }
     this.table.replaceChildren(root);
     this.table.dataset.at = String(answer.version);
+    if (answer === this.live) this.markLastMover();
     this.raw.textContent = JSON.stringify(answer.state, null, 2);
     this.drawReplay();
   }
@@ -340,13 +387,70 @@ class GamePage {
     if (status.finished) {
       const ranking = (s.result && s.result.ranking) || [];
       const winners = (ranking[0] || []).map((seat) => s.players[seat]).join(" and ");
-      parts.push(winners ? `finished: ${winners} won` : "finished");
+      if (winners) parts.push(`${winners} won`);
     } else if (status.waiting_for_players) {
       parts.push(`waiting for players: seat ${(status.open_seats || []).map((seat) => seat + 1).join(", ")} open`);
     } else if (status.awaiting_system) parts.push(`automatic step due: ${words(status.awaiting_system)}`);
     else if (status.to_act.length) parts.push(`${status.to_act.map((seat) => s.players[seat]).join(", ")} to act`);
     parts.push(`version ${s.version}`);
     this.statusLine.textContent = parts.join(" · ");
+  }
+
+  /** The last move of every seat but the viewer's, from the timeline: said in a line under
+   * the header (the live region reads it out) and marked on the table (drawLastMoves). */
+  lastMoves() {
+    const moves = new Map();
+    for (let i = this.timeline.length - 1; i >= 0 && moves.size < this.summary.players.length; i -= 1) {
+      const entry = this.timeline[i];
+      const seat = entry.actor ? entry.actor.seat : undefined;
+      if (seat === undefined || seat === null || moves.has(seat)) continue;
+      if (!["action", "undone", "redone"].includes(entry.type)) continue;
+      moves.set(seat, entry);
+    }
+    if (this.seat !== null && !(this.viewer && this.viewer.holder)) moves.delete(this.seat);
+    return [...moves.entries()].sort((a, b) => b[1].seq - a[1].seq);
+  }
+
+  drawLastMoves() {
+    const moves = this.lastMoves();
+    this.lastMoveLine.hidden = !moves.length;
+    fill(this.lastMoveLine, moves.length ? el("strong", { text: moves.length > 1 ? "Last moves: " : "Last move: " }) : null,
+      ...moves.map(([seat, entry], i) => el("span", { class: "last-move-entry" }, i ? " · " : "",
+        el("span", { class: ["seat-dot", seatColor(seat)], aria: { hidden: "true" } }), " ",
+        el("button", { type: "button", class: "link-like", data: { seq: entry.seq },
+          title: `Show the table after event ${entry.seq}`, text: entry.summary || words(entry.type) }))));
+  }
+
+  /** On the live table, the area of the seat that moved last (but the viewer) is marked:
+   * the renderers put data-seat on each seat's area (games/README.md). */
+  markLastMover() {
+    const moves = this.lastMoves();
+    if (this.position !== null || !moves.length) return;
+    const [seat, entry] = moves[0];
+    for (const node of this.table.querySelectorAll(`[data-seat="${seat}"]`)) {
+      node.classList.add("last-mover");
+      if (node.matches(".seat-area")) {
+        const note = el("p", { class: "last-move-note", text: `Last move: ${entry.summary || words(entry.type)}` });
+        const heading = node.querySelector(":scope > h3");
+        if (heading) heading.after(note);
+        else node.prepend(note);
+      }
+    }
+  }
+
+  /** The tab's title and icon say when it is this seat's turn (whatever tab is in front);
+   * a browser notification too, when the player asked for one and the tab is hidden. */
+  turnAlert() {
+    const s = this.summary;
+    const mine = Boolean(this.viewer && !s.status.finished && this.legal && this.legal.actions.length
+      && (s.status.to_act || []).includes(this.seat));
+    const title = `${words(s.ruleset)} · Meeple Ledger`;
+    document.title = mine ? `▶ Your turn · ${title}` : title;
+    setFavicon(mine);
+    if (mine && !this.wasMyTurn && document.hidden && notifications.wanted()) {
+      new Notification(`Your turn: ${words(s.ruleset)}`, { body: this.lastMoveLine.textContent || "It is your turn.", tag: this.id });
+    }
+    this.wasMyTurn = mine;
   }
 
   drawSeats() {
@@ -466,7 +570,7 @@ class GamePage {
       box.appendChild(el("p", { class: "muted", text: "You are looking at an earlier event; go to the latest one to play." }));
     } else if (actions.length) {
       const free = new Set(((this.legal.free_actions || {}).types || []).map((t) => t.type));
-      playControls(box, actions, (action) => this.post(action), free, partNames(this.legal));
+      playControls(box, actions, (action) => this.post(action), free, partNames(this.legal), this.legal.names || {});
     } else if (s.status.waiting_for_players) {
       box.appendChild(el("p", { class: "muted", text: "Waiting for players to take the open seats: the game starts when every seat is taken." }));
     } else if (s.status.awaiting_system) {
@@ -475,32 +579,23 @@ class GamePage {
       const waiting = s.status.to_act.map((seat) => s.players[seat]).join(", ");
       box.appendChild(el("p", { class: "muted", text: waiting ? `Waiting for ${waiting}.` : "Nothing to play now." }));
     }
-    fill(this.playBox, box, this.undoRedo());
+    fill(this.playBox, box, this.undoRedo(), notifications.control());
   }
 
-  /** How far an undo reaches: the last seat's step and the automatic steps it brought
-   * about (undoing those alone would only have them run again), in one request. */
-  lastMove() {
-    let index = this.timeline.length - 1;
-    while (index > 0 && this.timeline[index].type === "system") index -= 1;
-    const entry = this.timeline[index];
-    const seatStep = entry && ["action", "redone"].includes(entry.type);
-    return { entry: seatStep ? entry : null, steps: Math.min(MAX_UNDO_STEPS, this.timeline.length - index) };
-  }
-
-  /** Undo and redo, offered where the log says they may apply: the seat's own last move
-   * (or its last undo, for redo); a branch's holder any step. The service decides. */
+  /** Undo and redo, enabled only when the legal-actions answer says the service would take
+   * them now (`undo`, `redo`: allowed, the steps to send, or the refusal's code), so the
+   * page never offers what would be refused. */
   undoRedo() {
-    const last = this.timeline[this.timeline.length - 1];
-    const move = this.lastMove();
-    const mine = (entry) => entry && entry.actor && (this.viewer.holder || entry.actor.seat === this.seat);
-    const undo = el("button", { type: "button", class: "secondary", id: "undo", text: "Undo" });
-    const redo = el("button", { type: "button", class: "secondary", id: "redo", text: "Redo" });
-    undo.disabled = this.viewer.holder ? this.timeline.length < 2 : !mine(move.entry);
-    redo.disabled = !(mine(last) && last.type === "undone");
-    undo.addEventListener("click", () => this.move("undo", this.viewer.holder || move.entry ? move.steps : 1));
-    redo.addEventListener("click", () => this.move("redo", 1));
-    return el("div", { class: "row undo-redo" }, undo, redo);
+    const offers = this.legal || {};
+    const button = (what, text) => {
+      const offer = offers[what] || { allowed: false, steps: null, code: null };
+      const b = el("button", { type: "button", class: "secondary", id: what, text,
+        title: offer.allowed ? null : `Not now${offer.code ? ` (${words(offer.code)})` : ""}` });
+      b.disabled = !offer.allowed || this.position !== null;
+      b.addEventListener("click", () => this.move(what, offer.steps || 1));
+      return b;
+    };
+    return el("div", { class: "row undo-redo" }, button("undo", "Undo"), button("redo", "Redo"));
   }
 
   async post(action) {

@@ -190,7 +190,9 @@ export function kv(pairs) {
 export function scoreTable(ctx, rows) {
   const names = [];
   for (const row of rows) for (const name of Object.keys(row.parts || {})) if (!names.includes(name)) names.push(name);
-  return el(
+  // A wide breakdown scrolls inside its own box (focusable, so a keyboard scrolls it too)
+  // rather than widening the page on a phone.
+  return el("div", { class: "score-scroll", tabindex: 0, role: "region", aria: { label: "Final scores" } }, el(
     "table",
     { class: "score-table" },
     el("caption", { class: "visually-hidden", text: "Final scores" }),
@@ -200,5 +202,5 @@ export function scoreTable(ctx, rows) {
       el("td", { text: String(i + 1) }), el("th", { scope: "row", text: seatName(ctx, row.seat) }),
       names.map((n) => el("td", { text: row.parts && n in row.parts ? String(row.parts[n]) : "" })),
       el("td", { class: "total", text: String(row.total) })))),
-  );
+  ));
 }
