@@ -36,8 +36,9 @@ bench: $(BIN)/.installed
 	bash tests/ensure-redis-server.sh
 	$(BIN)/python -m bench
 
-bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a game; not part of CI
+bench-agents: $(BIN)/.installed ## MCTS against random and greedy, 100 games a game, then the evaluations' calibration; not part of CI
 	$(BIN)/python -m bench.agents_strength
+	$(BIN)/python -m bench.calibration
 
 bench-peers: $(BIN)/.installed ## beside boardgame.io and eventsourcing, installed into a throwaway folder; not part of CI
 	$(BIN)/python -m bench.peers

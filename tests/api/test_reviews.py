@@ -144,3 +144,19 @@ def test_a_live_review_redrawn_with_different_hidden_information_gives_identical
     )
     assert (other.status_code, other.json["code"]) == (403, "not_your_seat")
     assert client.post(f"/games/{twins[0]['id']}/reviews", json={"seat": 0}).status_code == 401
+
+
+def test_a_sealed_branch_of_a_live_game_is_reviewed_by_the_admin_alone(
+    client: FlaskClient, services: Services
+) -> None:
+    from tests.api.test_history import branch, seat, to_turns
+
+    game = to_turns(client, services)
+    made = branch(client, game, seat(game, 0), at=4).json
+    # The branch's holder holds every seat, but its first events keep Bob's secrets.
+    refused = client.post(
+        f"/games/{made['id']}/reviews", json={**BUDGET, "seat": 1}, headers=bearer(made["token"])
+    )
+    assert (refused.status_code, refused.json["code"]) == (403, "sealed_history")
+    done = review(client, made["id"], services, ADMIN_KEY, seat=1)
+    assert done["result"]["complete"]

@@ -162,3 +162,42 @@ def test_a_running_analysis_is_cancelled_by_its_worker(
     assert analysis["status"] == "cancelled"
     assert analysis["result"]["complete"] is False
     assert gate.exists()  # it stopped for the cancellation, not because the gate opened
+
+
+def test_a_worker_on_the_analyses_queue_reviews_a_game_and_its_progress_reaches_streams(
+    deployment: Deployment,
+) -> None:
+    client = create_app(services=deployment.services).test_client()
+    game = client.post("/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}).json
+    tokens = [seat["token"] for seat in game["seats"]]
+    for seat, amount in ((0, 3), (1, 4)):
+        posted = client.post(
+            f"/games/{game['id']}/actions",
+            json={"type": "bid", "amount": amount},
+            headers=bearer(tokens[seat]),
+        )
+        assert posted.status_code == 201, posted.json
+    watcher = deployment.services.jobs.subscribe(game["id"])
+    try:
+        start_analyses_worker(deployment)
+        response = client.post(
+            f"/games/{game['id']}/reviews",
+            json={"playouts": 20, "evaluations": 4},
+            headers=bearer(tokens[0]),
+        )
+        assert response.status_code == 202, response.json
+        location = response.headers["Location"]
+        done = status_of(client, location, tokens[0])
+        wait_until(lambda: done() == "done", "the worker did not review", deployment)
+        review = client.get(location, headers=bearer(tokens[0])).json
+        result = review["result"]
+        assert result["complete"] and [m["seq"] for m in result["moves"]] == [2]
+        assert [p["seq"] for p in result["evaluations"]] == list(range(1, review["at"] + 1))
+        wait_until(
+            lambda: any(n.get("kind") == "review" and n["status"] == "done"
+                        for n in watcher.feed.notes),
+            "the review's progress did not reach this process's streams",
+            deployment,
+        )  # fmt: skip
+    finally:
+        watcher.close()

@@ -50,6 +50,8 @@ bp = Blueprint("reviews", __name__)
 
 #: The most paired playouts a review may ask for one evaluation.
 MAX_EVALUATIONS = 64
+#: The first event a review covers (every review covers the game from its start).
+COVERS_FROM = 1
 #: How long a finished game's review is kept: for good (ten years), it never changes.
 FINISHED_KEPT = 10 * 365 * 86400.0
 
@@ -269,8 +271,10 @@ def post_review(game_id: str) -> tuple[Response, int, dict[str, str]]:
         raise ApiError(
             422, "invalid_body", "Name the seat to review.", errors={"seat": ["Required."]}
         )
-    if not may_read(game, viewer, seat, at):
-        raise refuse(game, viewer, at)
+    # A review covers the game from its first event: in a branch whose first events hold the
+    # secrets of a game still played (its sealed part), only the admin may review.
+    if not may_read(game, viewer, seat, COVERS_FROM):
+        raise refuse(game, viewer, COVERS_FROM)
     if not 0 <= seat < len(game.meta["players"]):
         raise ApiError(
             422, "no_such_seat", f"This game has seats 0 to {len(game.meta['players']) - 1}."
@@ -363,7 +367,7 @@ def _readable(game_id: str, review_id: str) -> Record:
         record is None
         or record.get("kind") != "review"
         or record["game_id"] != game_id
-        or not may_read(game, viewer, record["seat"], record["at"])
+        or not may_read(game, viewer, record["seat"], COVERS_FROM)
     ):
         raise ApiError(404, "not_found", "This game has no such review you may read.")
     return record
