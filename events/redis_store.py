@@ -459,7 +459,8 @@ class RedisEventStore(EventStore):
         if self._wait_command is None:
             server = node.info("server")
             major, minor = (int(part) for part in str(server["redis_version"]).split(".")[:2])
-            aof = str(node.config_get("appendonly").get("appendonly", "no")) == "yes"
+            # INFO, not CONFIG GET: a managed Redis may refuse CONFIG.
+            aof = str(node.info("persistence").get("aof_enabled", 0)) == "1"
             if (major, minor) >= (7, 2) and aof:
                 command: tuple[str | int, ...] = ("WAITAOF", 0, self.min_replicas)
             else:

@@ -112,3 +112,41 @@ def test_failover_settings_that_cannot_work_are_refused(env: dict[str, str], nam
 def test_min_replicas_on_the_sqlite_store_are_refused() -> None:
     with pytest.raises(ConfigError, match="needs a Redis event store"):
         load_config({"MEEPLE_REDIS_MIN_REPLICAS": "1"})
+
+
+class _Node:
+    """What ``RedisEventStore._waiting`` asks of a server: its version and its AOF."""
+
+    def __init__(self, version: str, aof: int) -> None:
+        self.answers = {"server": {"redis_version": version}, "persistence": {"aof_enabled": aof}}
+
+    def info(self, section: str) -> dict[str, object]:
+        return self.answers[section]
+
+
+@pytest.mark.parametrize(
+    ("version", "aof", "command"),
+    [
+        ("7.0.15", 1, ("WAIT", 1, 250)),
+        ("7.2.4", 0, ("WAIT", 1, 250)),
+        ("7.2.4", 1, ("WAITAOF", 0, 1, 250)),
+        ("8.0.0", 1, ("WAITAOF", 0, 1, 250)),
+    ],
+)
+def test_an_append_waits_for_replicas_on_disk_where_the_server_can_tell(
+    version: str, aof: int, command: tuple[object, ...]
+) -> None:
+    from events.redis_store import RedisEventStore
+
+    store = RedisEventStore(
+        redis_client("redis://127.0.0.1:1/0"), min_replicas=1, replica_timeout=250
+    )
+    assert store._waiting(_Node(version, aof)) == command
+
+
+def test_a_waitaof_reply_counts_its_replicas_not_the_primary() -> None:
+    from events.redis_store import _confirmed
+
+    assert _confirmed([1, 0]) == 0
+    assert _confirmed([1, 2]) == 2
+    assert _confirmed(1) == 1
