@@ -259,7 +259,6 @@ def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, An
     """The body creating game ``number`` (a product ruleset, a known seed), the seat actions
     of a random playout of it in order (the automatic steps are the workers'), and how many
     automatic steps come before each action (and, last, in the whole playout)."""
-    from projections.fold import step_action
     from projections.simulate import play_random
     from service.http.openapi import product_rulesets
 
@@ -271,10 +270,23 @@ def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, An
     # gets that far into a game within the bench's seconds anyway.
     options = {"round_limit": 3} if "round_limit" in ruleset.options else {}
     _, log = play_random(ruleset, players, seed, options)
+    moves, steps = seat_moves(log.envelopes)
+    body = {"ruleset": ruleset.id, "players": players, "seed": seed, "options": options}
+    return body, moves, steps
+
+
+def seat_moves(
+    envelopes: list[dict[str, Any]],
+) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """The seat actions of a played log in order, as (seat, action) a client POSTs (the
+    automatic steps are the workers'), and how many automatic steps come before each action
+    (and, last, in the whole log)."""
+    from projections.fold import step_action
+
     moves = []
     steps = []
     taken = 0
-    for envelope in log.envelopes:
+    for envelope in envelopes:
         if envelope["type"] == "action":
             action = step_action(envelope)
             seat = action.pop("seat")
@@ -283,8 +295,7 @@ def game_plan(number: int) -> tuple[dict[str, Any], list[tuple[int, dict[str, An
         elif envelope["type"] == "system":
             taken += 1
     steps.append(taken)
-    body = {"ruleset": ruleset.id, "players": players, "seed": seed, "options": options}
-    return body, moves, steps
+    return moves, steps
 
 
 def plan_games(port: int, count: int, first: int = 0) -> list[Plan]:
@@ -471,6 +482,17 @@ def rq_cost_per_job(redis_url: str, workers: list[int], count: int = EMPTY_JOBS)
     """The CPU seconds the RQ workers spend per job on ``count`` jobs that do nothing, queued
     as the service queues its automatic steps (the same queue and options) once the load
     stopped."""
+    spent, _ = rq_cost(redis_url, {"RQ workers": workers}, count)
+    return spent["RQ workers"] / count
+
+
+def rq_cost(
+    redis_url: str, groups: dict[str, list[int]], count: int = EMPTY_JOBS
+) -> tuple[dict[str, float], float]:
+    """The CPU seconds each group of processes (the RQ workers, redis-server...) spent while
+    ``count`` jobs that do nothing, queued in one pipeline as the service queues its
+    automatic steps (the same queue and options), were taken; and the seconds from the
+    queueing to the last one finished."""
     import redis
     from rq import Queue
     from rq.registry import FinishedJobRegistry
@@ -482,7 +504,8 @@ def rq_cost_per_job(redis_url: str, workers: list[int], count: int = EMPTY_JOBS)
     finished = FinishedJobRegistry(queue=queue)
     done = finished.count + count
     spent: dict[str, float] = {}
-    with cpu_of({"RQ workers": workers}, spent):
+    began = time.perf_counter()
+    with cpu_of(groups, spent):
         with connection.pipeline(transaction=False) as pipe:
             for _ in range(count):
                 queue.enqueue(
@@ -494,8 +517,9 @@ def rq_cost_per_job(redis_url: str, workers: list[int], count: int = EMPTY_JOBS)
                 )
             pipe.execute()
         wait_for(lambda: finished.count >= done, "the empty jobs", patience=120)
+        elapsed = time.perf_counter() - began
     connection.close()
-    return spent["RQ workers"] / count
+    return spent, elapsed
 
 
 # -- the run --------------------------------------------------------------------------------
