@@ -610,10 +610,50 @@ class StreamTurnSchema(Schema):
     you = fields.Nested(YouSchema, metadata={"description": "On a seat's stream: its own turn"})
 
 
+class AppSeatEventSchema(Schema):
+    """One held seat's part of an application stream's message."""
+
+    seat = fields.Integer(required=True)
+    event = fields.Nested(
+        EventSchema, required=True, metadata={"description": "The event as this seat may see it"}
+    )
+    you = fields.Nested(YouSchema, required=True)
+
+
+class AppStreamEventSchema(Schema):
+    """The ``data`` of an event's message on ``GET /apps/me/stream`` (``id: <cursor>``)."""
+
+    game_id = fields.String(required=True)
+    seq = fields.Integer(required=True)
+    type = fields.String(required=True)
+    status = fields.Nested(
+        LiveStatusSchema, required=True, metadata={"description": "The game after this event"}
+    )
+    seats = fields.List(
+        fields.Nested(AppSeatEventSchema),
+        required=True,
+        metadata={"description": "The event as each seat the application holds may see it"},
+    )
+
+
+class AppStreamTurnSchema(Schema):
+    """The ``data`` of an ``event: turn`` message of ``GET /apps/me/stream``: where one of its
+    games stands now (no ``id``)."""
+
+    game_id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    status = fields.Nested(LiveStatusSchema, required=True)
+    seats = fields.List(
+        fields.Nested(YouSchema), required=True, metadata={"description": "Each held seat's turn"}
+    )
+
+
 #: The stream's message data, by name in openapi.yaml.
 STREAM_MESSAGES: dict[str, type[Schema]] = {
     "StreamEvent": StreamEventSchema,
     "StreamTurn": StreamTurnSchema,
+    "AppStreamEvent": AppStreamEventSchema,
+    "AppStreamTurn": AppStreamTurnSchema,
 }
 
 

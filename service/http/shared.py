@@ -199,7 +199,19 @@ class Asker:
 
     @property
     def anonymous(self) -> bool:
-        return self.seat is None and not self.admin and not self.holder and self.app is None
+        """Speaking for no seat: an application's key that holds no single seat here is too
+        (it speaks for each of its seats at that seat's own address)."""
+        return self.seat is None and not self.admin and not self.holder
+
+    def no_single_seat(self) -> AuthError:
+        """What an application's key that holds no single seat of the game is told where a
+        seat must act (undo, redo, branching an unfinished game)."""
+        return AuthError(
+            "seat_required",
+            "Your application holds no single seat of this game; only a seat may do this "
+            "(send that seat's token).",
+            403,
+        )
 
 
 def asker_of(game: Game) -> Asker:

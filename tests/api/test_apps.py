@@ -383,3 +383,21 @@ def test_app_webhooks_deliver_every_held_seats_events_signed_and_redacted(
         assert client.get("/apps/me/webhooks", headers=bearer(key)).json["webhooks"] == []
         assert services.jobs.state.webhooks(later["id"]) == []
         assert services.jobs.state.webhooks(before["id"]) == []
+
+
+def test_a_key_holding_several_seats_cannot_undo_or_branch_as_none_of_them(
+    client: FlaskClient,
+) -> None:
+    key = register(client)["key"]
+    game = create(client, key, ["Ann", "Bob"])
+    assert bid(client, f"/games/{game['id']}/seats/0/actions", key).status_code == 201
+    for path, body in (
+        (f"/games/{game['id']}/undo", None),
+        (f"/games/{game['id']}/branches", {"at": 2, "seat": 1}),
+    ):
+        answer = client.post(path, json=body, headers=bearer(key))
+        assert answer.status_code == 403, (path, answer.json)
+        assert answer.json["code"] == "seat_required"
+    # Its seat's own token may.
+    undone = client.post(f"/games/{game['id']}/undo", headers=bearer(game["seats"][0]["token"]))
+    assert undone.status_code == 201, undone.json

@@ -118,7 +118,7 @@ def test_each_stream_message_is_an_event_as_documented(app: Flask) -> None:
     # The stream's messages, as openapi.yaml describes them: a first ``retry``, an ``event:
     # turn`` (a StreamTurn, no id), then for each event ``id: <seq>``, ``event: <its type>``
     # and ``data: <a StreamEvent as JSON>`` (the Event, with ``status`` beside its members).
-    assert {("GET", "/games/{game_id}/stream")} == STREAMS
+    assert {("GET", "/games/{game_id}/stream"), ("GET", "/apps/me/stream")} == STREAMS
     client = app.test_client()
     game = new_game(client)
     schema = schemathesis.openapi.from_wsgi("/openapi.yaml", app)
@@ -151,3 +151,43 @@ def test_each_stream_message_is_an_event_as_documented(app: Flask) -> None:
         assert message["event"] == sent["type"] == event["type"]
         assert sent.pop("status")["finished"] is False
         assert sent == event
+
+
+def test_each_app_stream_message_is_as_documented(app: Flask) -> None:
+    # GET /apps/me/stream: a first ``retry``, an ``event: turn`` per game (AppStreamTurn),
+    # then each event's ``id: <cursor>``, ``event: <type>``, ``data: <an AppStreamEvent>``.
+    client = app.test_client()
+    key = client.post("/apps", json={"name": "spec"}).json["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    game = client.post(
+        "/games", json={"ruleset": "tally", "players": ["Ann", "Bob"]}, headers=headers
+    ).json
+    app.extensions["meeple"].jobs.close()
+    services = app.extensions["meeple"]
+    from service.workers.jobs import JobSettings, make_jobs
+
+    services.jobs = make_jobs(services, JobSettings(stream_max_seconds=0.5))
+    raw = client.get("/apps/me/stream", headers={**headers, "Last-Event-ID": "0"})
+    assert raw.status_code == 200
+    messages = [
+        dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        for block in raw.get_data(as_text=True).split("\n\n")
+        if block.strip() and not block.startswith(":")
+    ]
+    spec = yaml.safe_load(client.get("/openapi.yaml").get_data(as_text=True))
+
+    def valid(name: str, data: Any) -> None:
+        ref = {"$ref": f"#/components/schemas/{name}", "components": spec["components"]}
+        errors = [error.message for error in OAS30Validator(ref).iter_errors(data)]
+        assert errors == [], (name, data, errors)
+
+    assert messages[0].keys() == {"retry"}
+    assert messages[1]["event"] == "turn"
+    valid("AppStreamTurn", json.loads(messages[1]["data"]))
+    events = messages[2:]
+    assert [json.loads(m["data"])["seq"] for m in events] == [1]
+    for message in events:
+        sent = json.loads(message["data"])
+        valid("AppStreamEvent", sent)
+        assert sent["game_id"] == game["id"] and message["event"] == sent["type"]
+        assert [seat["seat"] for seat in sent["seats"]] == [0, 1]

@@ -226,7 +226,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         analyses are taken round-robin across owners. While it waits for a worker,
         ``queue_position`` says its place in the queue; with no worker taking analyses at all
         (a Redis deployment without an analyses worker), 503 ``no_analysis_worker``.
-      security: [{}, {seatToken: []}, {adminKey: []}]
+      security: [{}, {seatToken: []}, {appKey: []}, {adminKey: []}]
       requestBody:
         required: true
         content:

@@ -47,7 +47,7 @@ from service.http.resources.stream import (
     client_gone,
 )
 from service.http.resources.webhooks import WebhookCreateSchema
-from service.http.schemas import GameStatusSchema, LiveStatusSchema, YouSchema
+from service.http.schemas import GameStatusSchema
 from service.http.shared import json_body, load_query, services
 from service.live.hub import FeedView, Refusal, Share, Slot
 
@@ -159,24 +159,6 @@ class AppGameListSchema(Schema):
         allow_none=True,
         metadata={"description": "Pass as ?cursor= for the next page; null on the last"},
     )
-
-
-class AppSeatEventSchema(Schema):
-    seat = fields.Integer(required=True)
-    event = fields.Dict(
-        required=True, metadata={"description": "The Event as this seat may see it"}
-    )
-    you = fields.Nested(YouSchema, required=True)
-
-
-class AppStreamEventSchema(Schema):
-    """One message of GET /apps/me/stream."""
-
-    game_id = fields.String(required=True)
-    seq = fields.Integer(required=True)
-    type = fields.String(required=True)
-    status = fields.Nested(LiveStatusSchema, required=True)
-    seats = fields.List(fields.Nested(AppSeatEventSchema), required=True)
 
 
 class AppWebhookSchema(Schema):
@@ -622,9 +604,9 @@ def app_stream() -> Response:
                 type: string
                 description: >
                   Server-Sent Events: a first ``retry: <ms>``, an ``event: turn`` per
-                  followed game (``data``: game_id, version, status and ``seats``, each with
-                  ``you``), then one message per event, each of ``id: <cursor>``, ``event:
-                  <the event's type>`` and ``data: <an AppStreamEvent as JSON>``.
+                  followed game (``data``: an AppStreamTurn as JSON), then one message per
+                  event, each of ``id: <cursor>``, ``event: <the event's type>`` and
+                  ``data: <an AppStreamEvent as JSON>``.
               example: |
                 event: turn
                 data: {"game_id": "g1", "version": 2, "status": {}, "seats": []}

@@ -116,6 +116,7 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
       operationId: postBranch
       codes:
         401: [missing_token]
+        403: [seat_required]
         422: [branch_point_out_of_range, before_branch_point, redraw_needs_reseed, no_such_seat]
       tags: [history]
       summary: Branch from any move
@@ -128,7 +129,7 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
         branch; anyone once the source has finished. A branch of an unfinished game is always
         reseeded, and a seat's branch redraws everything that seat could not see at ``at``
         (``notice`` says so): the others' secrets stay secret.
-      security: [{}, {seatToken: []}, {adminKey: []}]
+      security: [{}, {seatToken: []}, {appKey: []}, {adminKey: []}]
       requestBody:
         required: true
         content:
@@ -150,6 +151,8 @@ def post_branch(game_id: str) -> tuple[Response, int, dict[str, str]]:
     asker = asker_of(source)
     body = BranchRequestSchema().load(json_body())
     ended = finished(source)
+    if asker.app is not None and asker.seat is None and not ended:
+        raise asker.no_single_seat()
     if asker.anonymous and not ended:
         raise AuthError(
             "missing_token",
@@ -266,10 +269,6 @@ def _seat_asker(game_id: str, seat: int, acting: bool) -> tuple[Game, Asker]:
     players = len(game.meta["players"])
     if not 0 <= seat < players:
         raise ApiError(404, "not_found", f"This game has seats 0 to {players - 1}.")
-    if asker.anonymous:
-        raise AuthError("missing_token", "Send the branch's token or your seat token.")
-    if asker.admin and acting:
-        raise AuthError("seat_required", "The admin key acts for no seat; use a seat's token.", 403)
     if asker.app is not None:
         # An application's key speaks for the seats it holds, each at its own address.
         if seat not in asker.app_seats:
@@ -279,6 +278,10 @@ def _seat_asker(game_id: str, seat: int, acting: bool) -> tuple[Game, Asker]:
                 f"Your application does not hold seat {seat} of this game.",
             )
         return game, replace(asker, seat=seat)
+    if asker.anonymous:
+        raise AuthError("missing_token", "Send the branch's token or your seat token.")
+    if asker.admin and acting:
+        raise AuthError("seat_required", "The admin key acts for no seat; use a seat's token.", 403)
     if asker.seat is not None and asker.seat != seat:
         raise ApiError(
             403, "not_your_seat", "Your token is for another seat.", title="Not your seat"

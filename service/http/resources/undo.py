@@ -67,7 +67,7 @@ def post_undo(game_id: str) -> tuple[Response, int, dict[str, str]]:
         ``turn_over``, ``hidden_information_revealed``). A branch's holder may undo any step
         of the branch after its branch point. ``If-Match`` and ``Idempotency-Key`` work as
         for actions.
-      security: [{seatToken: []}]
+      security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
@@ -107,7 +107,7 @@ def post_redo(game_id: str) -> tuple[Response, int, dict[str, str]]:
         A seat may redo only its own undone action (codes ``nothing_to_redo``,
         ``not_your_action``); a new step in between leaves nothing to redo. ``If-Match``
         and ``Idempotency-Key`` work as for actions.
-      security: [{seatToken: []}]
+      security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
@@ -136,6 +136,8 @@ def _undo_or_redo(game_id: str, what: str) -> tuple[Response, int, dict[str, str
     asker = asker_of(game)
     if asker.admin:
         raise AuthError("seat_required", f"The admin key acts for no seat; it cannot {what}.", 403)
+    if asker.app is not None and asker.seat is None:
+        raise asker.no_single_seat()
     if asker.anonymous:
         raise AuthError("missing_token", "Send your seat token as 'Authorization: Bearer <token>'.")
     expected = if_match_version()
