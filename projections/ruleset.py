@@ -122,6 +122,12 @@ class Ruleset:
         deck order, no seat's cards, only what the box holds."""
         return _component_tables(sys.modules[type(self).__module__].__package__ or "")
 
+    def value_names(self) -> dict[str, str]:
+        """id -> the name the table shows for it (a shop, a tile, a character, a faction),
+        from the component tables: every row with an ``id`` and a ``name``. A client labels
+        a parameter's values with these (legal-actions' ``names``)."""
+        return _value_names(sys.modules[type(self).__module__].__package__ or "")
+
     def action_schemas(self) -> dict[str, Any]:
         """action type -> marshmallow Schema class, for request validation and openapi.yaml."""
         return {}
@@ -196,6 +202,25 @@ def _component_tables(package: str) -> dict[str, Any]:
         for entry in sorted(folder.iterdir(), key=lambda entry: entry.name)
         if entry.name.endswith(".json")
     }
+
+
+@functools.cache
+def _value_names(package: str) -> dict[str, str]:
+    names: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ident, name = node.get("id"), node.get("name")
+            if isinstance(ident, str) and isinstance(name, str) and ident != name:
+                names.setdefault(ident, name)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(_component_tables(package))
+    return names
 
 
 def ruleset_reference(ruleset: Ruleset) -> tuple[str, str]:

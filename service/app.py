@@ -14,6 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 from service.http.attention import install_attention
+from service.http.compression import install_compression
 from service.http.errors import register_error_handlers
 from service.http.fair_requests import install_fair_requests
 from service.http.json_input import StrictJSONProvider
@@ -64,6 +65,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     register_error_handlers(app)
     # First: its after-request function runs last, when the answer's status is final.
     install_observing(app, config.log_format)
+    # Next: it compresses the body every later-registered function has finished with.
+    install_compression(app)
 
     from service.http.resources import docs, probes
     from service.http.resources import games as api

@@ -417,6 +417,15 @@ class LegalActionsSchema(Schema):
         allow_none=True,
         metadata={"description": "The cursor of the next page; null on the last"},
     )
+    names = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={
+            "description": "The name the table shows for each id among the values above (a "
+            "shop, a tile, a character, a faction), from the game's component tables"
+        },
+    )
     undo = fields.Nested(
         MoveOfferSchema,
         required=True,

@@ -297,7 +297,29 @@ def legal_actions_body(game: Game, seat: int | None) -> dict[str, Any]:
         "seat": seat,
         **found,
         "next_cursor": None if following is None else f"{game.version}.{following}",
+        "names": value_names(game.ruleset.value_names(), found),
     }
+
+
+def value_names(known: dict[str, str], found: Any) -> dict[str, str]:
+    """The table's name of every id among the answer's values (enums, listed actions): a
+    component's name, or for ids joined by "-" (a street between two shops) the names
+    joined by "to"."""
+    names: dict[str, str] = {}
+    stack = [found]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and node not in names:
+            parts = node.split("-")
+            if node in known:
+                names[node] = known[node]
+            elif len(parts) > 1 and all(part in known for part in parts):
+                names[node] = " to ".join(known[part] for part in parts)
+    return names
 
 
 def prefer_wait(values: list[str], most: int) -> int | None:

@@ -207,3 +207,52 @@ def test_two_seats_play_on_a_desktop_and_a_phone_with_turn_alerts_last_moves_and
         assert sideways_overflow(page) == 0
         assert violations(page) == []
         assert page.errors == []
+
+
+def post_json(server: WebServer, path: str, body: Any) -> Any:
+    request = urllib.request.Request(
+        server.url + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_an_impression_seat_chooses_a_shop_on_the_city_named_as_the_city_names_it(
+    size: str, web_server: WebServer, sized: Any, screenshots: Any
+) -> None:
+    created = post_json(web_server, "/games", {"ruleset": "impression", "players": ["Ann", "Bob"]})
+    game_id = created["id"]
+    to_act = web_server.get(f"/games/{game_id}")["status"]["to_act"][0]
+    token = created["seats"][to_act]["token"]
+    legal = seat_get(web_server, f"/games/{game_id}/legal-actions", token)
+    assert legal["names"], "the API names no shop"
+    page = sized(size)
+    page.goto(f"{web_server.url}/#/games/{game_id}?token={token}")
+    expect(page.locator("form.play button[type=submit]")).to_be_enabled(timeout=WAIT_MS)
+    table_text = page.locator(".table").inner_text()
+    # Every option of the form whose value the API names is labelled by that name, and the
+    # table shows it.
+    options = page.locator("form.play .params select option").all_inner_texts()
+    assert options
+    for option in options:
+        assert option in legal["names"].values(), f"{option!r} is not a name the table shows"
+        assert option in table_text
+    # A shop tapped on the city fills the form; Play plays it.
+    shop = page.locator(".ip-shop.choosable").nth(2)
+    shop_id = shop.get_attribute("data-shop")
+    shop.click()
+    chosen = page.locator("#play-shop option:checked")
+    expect(chosen).to_have_text(legal["names"][shop_id])
+    page.screenshot(path=str(screenshots / f"table-impression-choose-{size}.png"))
+    version = web_server.get(f"/games/{game_id}")["version"]
+    page.locator("form.play button[type=submit]").click()
+    seen_up_to(page, version + 1)
+    entry = web_server.get(f"/games/{game_id}/timeline?after={version}")["events"][0]
+    assert entry["actor"] == {"seat": to_act}
+    assert legal["names"][shop_id] in entry["summary"]
+    assert sideways_overflow(page) == 0
+    assert violations(page) == []
+    assert page.errors == []

@@ -5,7 +5,7 @@
 import { api, idempotencyKey, seats } from "./api.js";
 import { el, seatColor, seatName, words } from "../games/common.js";
 import { fill, notify, problemText } from "./ui.js";
-import { partNames, playControls } from "./play.js";
+import { choosableValues, partNames, playControls } from "./play.js";
 import { scoreChart, scoreSeries, scoresAt } from "./chart.js";
 import { branchTree } from "./branches.js";
 import { AnalysisPanel } from "./analysis.js";
@@ -181,6 +181,7 @@ class GamePage {
       if (target) this.scrubTo(Number(target.dataset.seq));
     });
     this.branchButton.addEventListener("click", () => this.branch());
+    this.table.addEventListener("click", (event) => this.chooseOnBoard(event));
     this.lastMoveLine.addEventListener("click", (event) => {
       const target = event.target.closest("[data-seq]");
       if (target) this.scrubTo(Number(target.dataset.seq));
@@ -376,6 +377,7 @@ class GamePage {
     this.table.replaceChildren(root);
     this.table.dataset.at = String(answer.version);
     if (answer === this.live) this.markLastMover();
+    this.markChoosable();
     this.raw.textContent = JSON.stringify(answer.state, null, 2);
     this.drawReplay();
   }
@@ -560,7 +562,39 @@ class GamePage {
     this.refresh(true).then(() => this.drawViewer());
   }
 
+  /** Board elements whose data-<parameter> holds a value the seat may choose now are
+   * marked, and a click on one fills the Play form (the dropdowns stay the keyboard's way). */
+  markChoosable() {
+    for (const node of this.table.querySelectorAll(".choosable")) node.classList.remove("choosable");
+    const actions = this.position === null && this.controls && this.legal ? this.legal.actions : [];
+    if (!actions.length) return;
+    const values = choosableValues(actions);
+    for (const [name, offered] of values) {
+      const attribute = `data-${name.replace(/_/g, "-")}`;
+      for (const node of this.table.querySelectorAll(`[${attribute}]`)) {
+        if (offered.has(node.getAttribute(attribute))) node.classList.add("choosable");
+      }
+    }
+  }
+
+  /** A click on the table: the innermost choosable element's parameter is chosen. */
+  chooseOnBoard(event) {
+    const node = event.target.closest(".choosable");
+    if (!node || !this.controls || this.position !== null) return;
+    for (const attribute of node.getAttributeNames()) {
+      if (!attribute.startsWith("data-")) continue;
+      const name = attribute.slice(5).replace(/-/g, "_");
+      if (this.controls.choose(name, node.getAttribute(attribute))) {
+        const names = (this.legal && this.legal.names) || {};
+        const value = node.getAttribute(attribute);
+        notify(`Chosen: ${names[value] || words(value)}. Press Play to play it.`);
+        return;
+      }
+    }
+  }
+
   drawPlay() {
+    this.controls = null;
     const s = this.summary;
     if (!this.viewer) return fill(this.playBox, el("p", { class: "muted", text: "Spectators watch; seats play." }));
     if (s.status.finished) return fill(this.playBox, el("p", { class: "muted", text: "The game is over." }));
@@ -570,7 +604,7 @@ class GamePage {
       box.appendChild(el("p", { class: "muted", text: "You are looking at an earlier event; go to the latest one to play." }));
     } else if (actions.length) {
       const free = new Set(((this.legal.free_actions || {}).types || []).map((t) => t.type));
-      playControls(box, actions, (action) => this.post(action), free, partNames(this.legal), this.legal.names || {});
+      this.controls = playControls(box, actions, (action) => this.post(action), free, partNames(this.legal), this.legal.names || {});
     } else if (s.status.waiting_for_players) {
       box.appendChild(el("p", { class: "muted", text: "Waiting for players to take the open seats: the game starts when every seat is taken." }));
     } else if (s.status.awaiting_system) {
@@ -580,6 +614,7 @@ class GamePage {
       box.appendChild(el("p", { class: "muted", text: waiting ? `Waiting for ${waiting}.` : "Nothing to play now." }));
     }
     fill(this.playBox, box, this.undoRedo(), notifications.control());
+    this.markChoosable();
   }
 
   /** Undo and redo, enabled only when the legal-actions answer says the service would take

@@ -51,17 +51,20 @@ export function valuesAt(actions, path) {
 
 /** A parameter's value as a person reads it: ids in words, a list as its items (an order or
  * a path keeps its order), an object as its parts ("Artifacts 2, Water 1"); never JSON. */
-export function valueText(value) {
+export function valueText(value, names = {}) {
   if (Array.isArray(value)) {
     if (!value.length) return "none";
     const nested = value.some((item) => item !== null && typeof item === "object");
-    return value.map(valueText).join(nested ? "; " : ", ");
+    return value.map((item) => valueText(item, names)).join(nested ? "; " : ", ");
   }
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value);
     if (!entries.length) return "none";
-    return entries.map(([key, part]) => `${words(key)} ${typeof part === "boolean" ? (part ? "yes" : "no") : valueText(part)}`).join(", ");
+    return entries.map(([key, part]) => `${names[key] || words(key)} ${typeof part === "boolean" ? (part ? "yes" : "no") : valueText(part, names)}`).join(", ");
   }
+  // The table's own name for an id (legal-actions' `names`, from the game's components).
+  if (typeof value === "string" && names[value]) return names[value];
+  if (typeof value === "boolean") return value ? "yes" : "no";
   return showValue(value);
 }
 
@@ -88,7 +91,7 @@ export function partNames(legal) {
 
 /** Draw the controls into `box`; `post(action)` is called with the chosen action. `free`:
  * the types the API lists as free actions (labelled so); `parts`: from partNames. */
-export function playControls(box, actions, post, free = new Set(), parts = {}) {
+export function playControls(box, actions, post, free = new Set(), parts = {}, names = {}) {
   const byType = new Map();
   for (const action of actions) {
     if (!byType.has(action.type)) byType.set(action.type, []);
@@ -98,11 +101,11 @@ export function playControls(box, actions, post, free = new Set(), parts = {}) {
     [...byType].map(([type, list]) => el("option", { value: type,
       text: `${words(type)}${free.has(type) ? " (free action)" : ""} (${list.length})` })));
   const params = el("div", { class: "params" });
-  const preview = el("code", { class: "action-preview" });
+  const preview = el("span", { class: "action-preview" });
   const play = el("button", { type: "submit", class: "primary", text: "Play" });
   const form = el("form", { class: "play", aria: { label: "Your move" } },
     el("label", { class: "field", for: "play-type" }, el("span", { text: "Action" }), typeSelect),
-    params, el("p", { class: "muted small" }, "Posts ", preview), play);
+    params, el("p", { class: "muted small" }, "You play: ", preview), play);
   let chosen = [];
   let action = null;
 
@@ -117,7 +120,7 @@ export function playControls(box, actions, post, free = new Set(), parts = {}) {
       const values = valuesAt(left, path);
       if (index >= chosen.length || !values.some((v) => v === chosen[index] || same(v, chosen[index]))) chosen[index] = values[0];
       const id = `play-${path.join("-")}`;
-      const text = (v) => (v === MISSING ? "(leave out)" : valueText(v));
+      const text = (v) => (v === MISSING ? "(leave out)" : valueText(v, names));
       if (values.length === 1) {
         params.appendChild(el("div", { class: "field fixed" }, el("span", { text: label(path, parts[typeSelect.value]) }),
           el("output", { id, text: text(values[0]) })));
@@ -137,8 +140,34 @@ export function playControls(box, actions, post, free = new Set(), parts = {}) {
       });
     });
     action = left[0] || null;
-    preview.textContent = action ? JSON.stringify(action) : "";
+    // The chosen action in words, as the controls name its values (never as JSON).
+    preview.textContent = action ? [words(action.type), ...paths.map((path) => {
+      const value = valueAt(action, path);
+      return value === MISSING ? null : `${label(path, parts[typeSelect.value])} ${valueText(value, names)}`;
+    }).filter(Boolean)].join(" · ") : "";
+    // The exact action, for a reader of the page's DOM (the browser tests); never shown.
+    form.dataset.action = action ? JSON.stringify(action) : "";
     play.disabled = !action;
+  };
+
+  /** Choose `value` for the parameter `name` (a board element clicked: its data-<name>),
+   * in the chosen type if it offers it, else in the first type that does; the parameters
+   * before it take the values of a listed action that has it, the ones after it cascade.
+   * True when some listed action has it. */
+  const choose = (name, value) => {
+    const types = [typeSelect.value, ...[...byType.keys()].filter((t) => t !== typeSelect.value)];
+    for (const type of types) {
+      const list = byType.get(type);
+      const found = list.find((a) => name in a && a[name] !== null && typeof a[name] !== "object" && String(a[name]) === value);
+      if (!found) continue;
+      typeSelect.value = type;
+      const paths = parameterPaths(list);
+      const index = paths.findIndex((path) => path.length === 1 && path[0] === name);
+      chosen = paths.map((path) => valueAt(found, path));
+      draw(index + 1);
+      return true;
+    }
+    return false;
   };
 
   typeSelect.addEventListener("change", () => draw(0));
@@ -154,4 +183,19 @@ export function playControls(box, actions, post, free = new Set(), parts = {}) {
   });
   draw(0);
   fill(box, form);
+  return { choose };
+}
+
+/** The values each parameter takes among `actions` (scalars only, as strings): a board
+ * element with data-<name>="<value>" among them can be chosen by a click. */
+export function choosableValues(actions) {
+  const found = new Map();
+  for (const action of actions) {
+    for (const [name, value] of Object.entries(action)) {
+      if (name === "type" || value === null || typeof value === "object") continue;
+      if (!found.has(name)) found.set(name, new Set());
+      found.get(name).add(String(value));
+    }
+  }
+  return found;
 }

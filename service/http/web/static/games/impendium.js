@@ -171,7 +171,7 @@ function starCard(entry, position, tables, ctx, galaxy) {
   const { x, y } = coords(position);
   const left = x * UNIT - CARD / 2;
   const top = y * UNIT - CARD / 2;
-  return svg("g", { class: ["im-card", "im-star", `im-colour-${star.colour}`, galaxy ? "im-in-galaxy" : null], data: { cell: position } },
+  return svg("g", { class: ["im-card", "im-star", `im-colour-${star.colour}`, galaxy ? "im-in-galaxy" : null], data: { cell: position, position } },
     svg("rect", { x: left, y: top, width: CARD, height: CARD, rx: 10, class: "im-card-face" }),
     svg("circle", { cx: left + 22, cy: top + 22, r: 13, class: "im-star-dot" }),
     svg("text", { x: left + 42, y: top + 22, class: "im-card-name" }, star.name),
