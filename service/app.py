@@ -14,7 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 from service.http.attention import install_attention
-from service.http.errors import register_error_handlers
+from service.http.errors import register_error_handlers, settle_retry_after
 from service.http.fair_requests import install_fair_requests
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
@@ -62,6 +62,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     register_error_handlers(app)
     # First: its after-request function runs last, when the answer's status is final.
     install_observing(app, config.log_format)
+    # Next: Retry-After is settled once every other after-request function has had its say.
+    app.after_request(settle_retry_after)
 
     from service.http.resources import docs, probes
     from service.http.resources import games as api

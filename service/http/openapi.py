@@ -262,7 +262,8 @@ def build_spec(
         "query",
         {
             "name": "include",
-            "description": "``legal_actions``: the answer also lists what the seat may do next",
+            "description": "``legal_actions``: the answer also lists what the seat may do next "
+            "(the first ``limit``) and the decision it answers (``legal_actions_summary``)",
             "schema": {"type": "string", "enum": ["legal_actions"]},
         },
     )

@@ -35,6 +35,12 @@ class ProblemSchema(Schema):
     errors = fields.Dict(metadata={"description": "Invalid fields and what is wrong with each"})
     current_version = fields.Integer(metadata={"description": "With version_conflict"})
     step = fields.String(metadata={"description": "With awaiting_system_step: the pending step"})
+    retry_after = fields.Integer(
+        metadata={
+            "description": "With a Retry-After header (429, 409 and 503 only): the same whole "
+            "seconds, at least 1"
+        }
+    )
     maximum = fields.Float(
         metadata={
             "description": "With a cap's code (limit_too_large, too_many_steps,"
@@ -177,6 +183,11 @@ class SeatSchema(Schema):
 class CreatedGameSchema(Schema):
     id = fields.String(required=True)
     version = fields.Integer(required=True)
+    status = fields.Nested(
+        "GameStatusSchema",
+        required=True,
+        metadata={"description": "The game's status at creation: who acts first"},
+    )
     seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
 
 
@@ -399,6 +410,30 @@ class LegalActionsSchema(Schema):
     )
 
 
+class LegalActionsSummarySchema(Schema):
+    """What legal-actions says besides its page, in an action's answer."""
+
+    decision = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": "The decision awaited: the action types that answer it"},
+    )
+    free_actions = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": 'Free and "at any time" action types, apart'},
+    )
+    total = fields.Integer(required=True, metadata={"description": "How many legal actions in all"})
+    next_cursor = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The cursor of legal-actions for the rest of the list (same "
+            "version); null when legal_actions holds them all"
+        },
+    )
+
+
 class ActionResultSchema(Schema):
     seq = fields.Integer(required=True)
     version = fields.Integer(required=True)
@@ -407,10 +442,14 @@ class ActionResultSchema(Schema):
     legal_actions = fields.List(
         ActionField(),
         metadata={
-            "description": "With ?include=legal_actions: what this seat may do next, as "
-            "legal-actions would list it at this version (empty while an automatic step is "
-            "pending or once the game is over)"
+            "description": "With ?include=legal_actions: what this seat may do next, the "
+            "first page (limit) of the list legal-actions gives at this version (empty while "
+            "an automatic step is pending or once the game is over)"
         },
+    )
+    legal_actions_summary = fields.Nested(
+        LegalActionsSummarySchema,
+        metadata={"description": "With ?include=legal_actions: the decision those answer"},
     )
 
 
@@ -421,6 +460,8 @@ class ActionQuerySchema(Schema):
         unknown = RAISE
 
     include = fields.String(validate=validate.OneOf(["legal_actions"]))
+    # The upper bound is checked by the view (422 limit_too_large).
+    limit = fields.Integer(load_default=LEGAL_ACTIONS_PAGE, validate=validate.Range(min=1))
 
 
 class EventSchema(Schema):

@@ -381,7 +381,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         raise ApiError(
             429,
             "too_many_analyses",
-            outcome["refusal"] + f" Wait for one to finish or cancel it (try in {retry} s).",
+            outcome["refusal"] + " Wait for one to finish or cancel it (Retry-After says when).",
             headers={"Retry-After": str(retry)},
         )
     assert record is not None
