@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from service.application.bot_seats import BotSchema, BotSeatSchema, OpenSeatSchema
 
@@ -203,6 +203,44 @@ class GameStatusSchema(Schema):
     open_seats = fields.List(fields.Integer(), metadata={"description": "Seats to join"})
 
 
+class ScoreSchema(Schema):
+    """One seat's final score (a game may add its own keys: tie-breakers, leftovers)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    seat = fields.Integer(required=True)
+    total = fields.Integer(required=True, metadata={"description": "Victory points in all"})
+    breakdown = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "Where the points came from, by the rulebook's own names"},
+    )
+
+
+class GameResultSchema(Schema):
+    """Who won: each seat's score with its breakdown, and the ranking after the tie-breakers
+    (a game may add its own keys, such as Impendium's ``outcome``)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    scores = fields.List(fields.Nested(ScoreSchema), required=True)
+    ranking = fields.List(
+        fields.List(fields.Integer()),
+        required=True,
+        metadata={"description": "Seats by place, first place first; seats tied share a place"},
+    )
+
+
+class ActorSchema(Schema):
+    """Who made an event: a seat (``seat``) or the service's automatic step (``system``)."""
+
+    seat = fields.Integer(metadata={"description": "The seat that acted"})
+    system = fields.String(metadata={"description": "The automatic step's name"})
+
+
 class GameSummarySchema(Schema):
     id = fields.String(required=True)
     ruleset = fields.String(required=True)
@@ -217,7 +255,8 @@ class GameSummarySchema(Schema):
         metadata={"description": "Revealed once the game has finished, null before"},
     )
     status = fields.Nested(GameStatusSchema, required=True)
-    result = fields.Dict(
+    result = fields.Nested(
+        GameResultSchema,
         required=True,
         allow_none=True,
         metadata={"description": "Scores with their breakdown and the ranking, once finished"},
@@ -469,8 +508,16 @@ class EventSchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
     schema_version = fields.Integer(required=True)
-    actor = fields.Dict(required=True)
-    data = fields.Dict(required=True)
+    actor = fields.Nested(ActorSchema, required=True)
+    data = fields.Dict(
+        keys=fields.String(),
+        required=True,
+        metadata={
+            "description": "The public part, by type: game_created's ruleset, players, options "
+            "and seed commitment; an action's action (as its seat posted it, or what others "
+            "may see of it); a system step's step and result; undone's and redone's seq"
+        },
+    )
     secret = fields.Dict(
         required=True,
         allow_none=True,
@@ -514,11 +561,12 @@ class ActionSchema(Schema):
 class LiveStatusSchema(GameStatusSchema):
     """Where the game stands after the message's event (service.application.live_status)."""
 
-    result = fields.Dict(
+    result = fields.Nested(
+        GameResultSchema,
         metadata={
             "description": "Once finished (and only then): the scores with their breakdown "
             "and the ranking"
-        }
+        },
     )
 
 
@@ -590,8 +638,10 @@ class WebhookGameFinishedDeliverySchema(_DeliveryFields):
     """The game has ended."""
 
     kind = fields.String(required=True, validate=validate.OneOf(["game_finished"]))
-    result = fields.Dict(
-        required=True, metadata={"description": "Scores with their breakdown and the ranking"}
+    result = fields.Nested(
+        GameResultSchema,
+        required=True,
+        metadata={"description": "Scores with their breakdown and the ranking"},
     )
 
 

@@ -51,6 +51,7 @@ from service.application.analyses import (
 from service.application.auth import AuthError, Viewer, bearer_token
 from service.http.errors import ApiError
 from service.http.limits import client_address, token_key
+from service.http.schemas import ActionField
 from service.http.shared import authenticate, json_body, request_owner
 from service.http.shared import services as current_services
 
@@ -108,7 +109,7 @@ class AnalysisProgressSchema(Schema):
 
 
 class CandidateSchema(Schema):
-    action = fields.Dict(required=True, metadata={"description": "The action, as posted"})
+    action = ActionField(required=True, metadata={"description": "The action, as posted"})
     summary = fields.String(allow_none=True, metadata={"description": "The game's own line"})
     playouts = fields.Integer(required=True)
     win_rate = fields.Float(required=True, metadata={"description": "Share of the wins"})
@@ -134,7 +135,9 @@ class AnalysisResultSchema(Schema):
     complete = fields.Boolean(
         required=True, metadata={"description": "False when it was cancelled before the end"}
     )
-    pick = fields.Dict(required=True, metadata={"description": "The most played candidate"})
+    pick = ActionField(
+        required=True, metadata={"description": "The most played candidate's action"}
+    )
     candidates = fields.List(
         fields.Nested(CandidateSchema),
         required=True,
