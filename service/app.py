@@ -15,7 +15,7 @@ from service.bootstrap import Services, bootstrap
 from service.config import Config, load_config
 from service.http.attention import install_attention
 from service.http.compression import install_compression
-from service.http.errors import register_error_handlers
+from service.http.errors import register_error_handlers, settle_retry_after
 from service.http.fair_requests import install_fair_requests
 from service.http.json_input import StrictJSONProvider
 from service.http.limits import install_rate_limits
@@ -67,6 +67,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     install_observing(app, config.log_format)
     # Next: it compresses the body every later-registered function has finished with.
     install_compression(app)
+    # Next: Retry-After is settled once every other after-request function has had its say.
+    app.after_request(settle_retry_after)
 
     from service.http.resources import docs, probes
     from service.http.resources import games as api

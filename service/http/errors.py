@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 from typing import Any
 
@@ -194,6 +195,33 @@ def _full() -> Response:
     return problem(status, "store_full", title, detail, {"Retry-After": str(FULL_RETRY_AFTER)})
 
 
+#: The answers that say when to come back: over a limit (429), a conflict that passes (409: an
+#: automatic step pending), unavailable for now (503). No other answer carries ``Retry-After``.
+RETRY_STATUSES = frozenset({409, 429, 503})
+
+
+def settle_retry_after(response: Response) -> Response:
+    """``Retry-After`` as a client can obey it, on the final answer: whole seconds rounded up
+    and at least 1 (a sub-second wait shown as 0 makes an obedient client busy-loop), only on
+    ``RETRY_STATUSES``, and the same seconds in a problem body's ``retry_after``."""
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return response
+    if response.status_code not in RETRY_STATUSES:
+        del response.headers["Retry-After"]
+        return response
+    try:
+        seconds = max(1, math.ceil(float(value)))
+    except ValueError:
+        return response  # an HTTP date (none of ours): as it is
+    response.headers["Retry-After"] = str(seconds)
+    if response.mimetype == PROBLEM_MEDIA_TYPE and not response.is_streamed:
+        body = json.loads(response.get_data())
+        body["retry_after"] = seconds
+        response.set_data(json.dumps(body, ensure_ascii=False))
+    return response
+
+
 def register_error_handlers(app: Flask) -> None:
     """Map every domain error and every HTTP error to a problem response."""
 
@@ -263,7 +291,8 @@ def register_error_handlers(app: Flask) -> None:
         # Retry-After and the X-RateLimit-* headers are added by service.http.limits after this.
         status, title = PROBLEMS["rate_limited"]
         detail = (
-            f"{error.description}: at most {error.item}. Retry after the seconds in Retry-After."
+            f"{error.description}: at most {error.item}. Retry after the seconds in "
+            "Retry-After (also retry_after here)."
         )
         return problem(status, "rate_limited", title, detail)
 

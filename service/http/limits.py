@@ -41,7 +41,6 @@ from typing import Any, TypeVar
 
 from flask import Flask, Response, current_app, request
 from limits import RateLimitItem, parse_many
-from werkzeug.http import parse_date
 
 from service.application.auth import AuthError, bearer_token, is_admin_token
 from service.config import Config
@@ -333,16 +332,20 @@ class RateLimits:
         headers.add("X-RateLimit-Limit", str(counted.item.amount))
         headers.add("X-RateLimit-Remaining", str(counted.remaining))
         headers.add("X-RateLimit-Reset", str(math.ceil(reset_at)))
-        # An answer that says when to come back itself (409 awaiting a step) keeps the later.
+        # Retry-After only where it means something (service.http.errors.settle_retry_after):
+        # a 429 of this limit says when its window frees a request; an answer that says when
+        # to come back itself (409 awaiting a step, another cap's 429) keeps its own, or this
+        # limit's when that is later and nothing is left in the window.
+        status = response.status_code
         existing = headers.get("Retry-After")
+        if existing is None and status != 429:
+            return response
+        seconds = max(1, math.ceil(reset_at - time.time()))
         if existing is not None:
-            retry_at: Any = parse_date(existing)
-            if retry_at is None:
-                retry_at = time.time() + int(existing)
-            else:
-                retry_at = time.mktime(retry_at.timetuple())
-            reset_at = max(retry_at, reset_at)
-        headers.set("Retry-After", str(max(1, math.ceil(reset_at - time.time()))))
+            if counted.remaining > 0 or not existing.isdigit():
+                return response
+            seconds = max(seconds, int(existing))
+        headers.set("Retry-After", str(seconds))
         return response
 
 

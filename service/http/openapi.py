@@ -270,7 +270,8 @@ def build_spec(
         "query",
         {
             "name": "include",
-            "description": "``legal_actions``: the answer also lists what the seat may do next",
+            "description": "``legal_actions``: the answer also lists what the seat may do next "
+            "(the first ``limit``) and the decision it answers (``legal_actions_summary``)",
             "schema": {"type": "string", "enum": ["legal_actions"]},
         },
     )
@@ -301,9 +302,37 @@ def build_spec(
             _complete(operation, list(rule.arguments), integers, limited, writes)
         spec.path(path=path, operations=operations)
     document = spec.to_dict()
+    document["tags"] = _tags(document)
     _component_refs(document)
     _typed_nullables(document)
     return document
+
+
+#: What each group of operations is for (the top-level ``tags``, in this order; a tag an
+#: operation names that is not here is listed after them, described by its name).
+TAGS = {
+    "games": "Create, list and read games",
+    "play": "A seat's state, legal actions and actions; the live stream",
+    "lobby": "Open seats: join, leave, tokens, bots",
+    "history": "Time travel, undo and redo, branches, audits and exports (docs/history.md)",
+    "analysis": "What-if analyses of a decision (docs/analysis.md)",
+    "notifications": "Webhooks and their deliveries",
+    "rulesets": "The games hosted: options, components, view schemas",
+    "service": "Health, readiness, metrics, the spec and the docs",
+}
+
+
+def _tags(document: dict[str, Any]) -> list[dict[str, str]]:
+    """The top-level ``tags``: every tag an operation names, each described once."""
+    used = {
+        tag
+        for item in document.get("paths", {}).values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+        for tag in operation.get("tags", [])
+    }
+    names = [tag for tag in TAGS if tag in used] + sorted(used - set(TAGS))
+    return [{"name": tag, "description": TAGS.get(tag, tag.capitalize())} for tag in names]
 
 
 #: Fields that stand for a union of every game's schemas, and the component each refers to.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from service.application.bot_seats import BotSchema, BotSeatSchema, OpenSeatSchema
 
@@ -35,6 +35,12 @@ class ProblemSchema(Schema):
     errors = fields.Dict(metadata={"description": "Invalid fields and what is wrong with each"})
     current_version = fields.Integer(metadata={"description": "With version_conflict"})
     step = fields.String(metadata={"description": "With awaiting_system_step: the pending step"})
+    retry_after = fields.Integer(
+        metadata={
+            "description": "With a Retry-After header (429, 409 and 503 only): the same whole "
+            "seconds, at least 1"
+        }
+    )
     maximum = fields.Float(
         metadata={
             "description": "With a cap's code (limit_too_large, too_many_steps,"
@@ -177,6 +183,11 @@ class SeatSchema(Schema):
 class CreatedGameSchema(Schema):
     id = fields.String(required=True)
     version = fields.Integer(required=True)
+    status = fields.Nested(
+        "GameStatusSchema",
+        required=True,
+        metadata={"description": "The game's status at creation: who acts first"},
+    )
     seats = fields.List(fields.Nested(SeatTokenSchema), required=True)
 
 
@@ -190,6 +201,44 @@ class GameStatusSchema(Schema):
         metadata={"description": "A seat is open: nobody acts until it is joined (the lobby)"}
     )
     open_seats = fields.List(fields.Integer(), metadata={"description": "Seats to join"})
+
+
+class ScoreSchema(Schema):
+    """One seat's final score (a game may add its own keys: tie-breakers, leftovers)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    seat = fields.Integer(required=True)
+    total = fields.Integer(required=True, metadata={"description": "Victory points in all"})
+    breakdown = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "Where the points came from, by the rulebook's own names"},
+    )
+
+
+class GameResultSchema(Schema):
+    """Who won: each seat's score with its breakdown, and the ranking after the tie-breakers
+    (a game may add its own keys, such as Impendium's ``outcome``)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    scores = fields.List(fields.Nested(ScoreSchema), required=True)
+    ranking = fields.List(
+        fields.List(fields.Integer()),
+        required=True,
+        metadata={"description": "Seats by place, first place first; seats tied share a place"},
+    )
+
+
+class ActorSchema(Schema):
+    """Who made an event: a seat (``seat``) or the service's automatic step (``system``)."""
+
+    seat = fields.Integer(metadata={"description": "The seat that acted"})
+    system = fields.String(metadata={"description": "The automatic step's name"})
 
 
 class GameSummarySchema(Schema):
@@ -206,7 +255,8 @@ class GameSummarySchema(Schema):
         metadata={"description": "Revealed once the game has finished, null before"},
     )
     status = fields.Nested(GameStatusSchema, required=True)
-    result = fields.Dict(
+    result = fields.Nested(
+        GameResultSchema,
         required=True,
         allow_none=True,
         metadata={"description": "Scores with their breakdown and the ranking, once finished"},
@@ -438,6 +488,30 @@ class LegalActionsSchema(Schema):
     )
 
 
+class LegalActionsSummarySchema(Schema):
+    """What legal-actions says besides its page, in an action's answer."""
+
+    decision = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": "The decision awaited: the action types that answer it"},
+    )
+    free_actions = fields.Nested(
+        DecisionSchema,
+        required=True,
+        metadata={"description": 'Free and "at any time" action types, apart'},
+    )
+    total = fields.Integer(required=True, metadata={"description": "How many legal actions in all"})
+    next_cursor = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The cursor of legal-actions for the rest of the list (same "
+            "version); null when legal_actions holds them all"
+        },
+    )
+
+
 class ActionResultSchema(Schema):
     seq = fields.Integer(required=True)
     version = fields.Integer(required=True)
@@ -446,10 +520,14 @@ class ActionResultSchema(Schema):
     legal_actions = fields.List(
         ActionField(),
         metadata={
-            "description": "With ?include=legal_actions: what this seat may do next, as "
-            "legal-actions would list it at this version (empty while an automatic step is "
-            "pending or once the game is over)"
+            "description": "With ?include=legal_actions: what this seat may do next, the "
+            "first page (limit) of the list legal-actions gives at this version (empty while "
+            "an automatic step is pending or once the game is over)"
         },
+    )
+    legal_actions_summary = fields.Nested(
+        LegalActionsSummarySchema,
+        metadata={"description": "With ?include=legal_actions: the decision those answer"},
     )
 
 
@@ -460,6 +538,8 @@ class ActionQuerySchema(Schema):
         unknown = RAISE
 
     include = fields.String(validate=validate.OneOf(["legal_actions"]))
+    # The upper bound is checked by the view (422 limit_too_large).
+    limit = fields.Integer(load_default=LEGAL_ACTIONS_PAGE, validate=validate.Range(min=1))
 
 
 class EventSchema(Schema):
@@ -467,8 +547,16 @@ class EventSchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
     schema_version = fields.Integer(required=True)
-    actor = fields.Dict(required=True)
-    data = fields.Dict(required=True)
+    actor = fields.Nested(ActorSchema, required=True)
+    data = fields.Dict(
+        keys=fields.String(),
+        required=True,
+        metadata={
+            "description": "The public part, by type: game_created's ruleset, players, options "
+            "and seed commitment; an action's action (as its seat posted it, or what others "
+            "may see of it); a system step's step and result; undone's and redone's seq"
+        },
+    )
     secret = fields.Dict(
         required=True,
         allow_none=True,
@@ -512,11 +600,12 @@ class ActionSchema(Schema):
 class LiveStatusSchema(GameStatusSchema):
     """Where the game stands after the message's event (service.application.live_status)."""
 
-    result = fields.Dict(
+    result = fields.Nested(
+        GameResultSchema,
         metadata={
             "description": "Once finished (and only then): the scores with their breakdown "
             "and the ranking"
-        }
+        },
     )
 
 
@@ -588,8 +677,10 @@ class WebhookGameFinishedDeliverySchema(_DeliveryFields):
     """The game has ended."""
 
     kind = fields.String(required=True, validate=validate.OneOf(["game_finished"]))
-    result = fields.Dict(
-        required=True, metadata={"description": "Scores with their breakdown and the ranking"}
+    result = fields.Nested(
+        GameResultSchema,
+        required=True,
+        metadata={"description": "Scores with their breakdown and the ranking"},
     )
 
 

@@ -38,6 +38,7 @@ from service.http.errors import ApiError
 from service.http.json_input import MalformedJson
 from service.http.schemas import (
     LEGAL_ACTIONS_MAX_PAGE,
+    LEGAL_ACTIONS_PAGE,
     ActionQuerySchema,
     LegalActionsQuerySchema,
 )
@@ -340,24 +341,78 @@ def prefer_wait(values: list[str], most: int) -> int | None:
     return None if asked is None else min(asked, most)
 
 
-def action_includes() -> set[str]:
-    """What the answer to an action includes besides the status and the view (``?include``)."""
+@dataclass(frozen=True)
+class Includes:
+    """What the answer to an action includes besides the status and the view (the query)."""
+
+    legal_actions: bool = False
+    #: how many legal actions the answer lists at most (the first page of legal-actions)
+    limit: int = LEGAL_ACTIONS_PAGE
+
+
+def action_includes() -> Includes:
+    """The request's ``?include=legal_actions`` and ``limit`` (422 for a bad one)."""
     if not request.args:
-        return set()  # the usual case, without building a schema
+        return Includes()  # the usual case, without building a schema
     query = load_query(_schema_instance(ActionQuerySchema))
-    return {query["include"]} if "include" in query else set()
+    limit = at_most(
+        query["limit"],
+        LEGAL_ACTIONS_MAX_PAGE,
+        "limit",
+        "limit_too_large",
+        "continue from legal_actions_summary.next_cursor",
+    )
+    return Includes(query.get("include") == "legal_actions", limit)
+
+
+def play_action(
+    game_id: str, seat: int, game: Game, checked: bool, location: str
+) -> tuple[commands.ActResult, int, dict[str, str]]:
+    """Play the request's action for ``seat`` (If-Match, Idempotency-Key and ``Prefer: wait``
+    as both action addresses read them): the result, 201 (202 when the automatic steps it made
+    due were not done within the wait) and the headers so far (``location``: the game's
+    state, for a 202)."""
+    found = services()
+    expected = if_match_version()
+    key = idempotency_key()
+    action = load_action(game, json_body())
+    wait = prefer_wait(request.headers.getlist("Prefer"), found.config.max_wait_seconds)
+    if wait is None:
+        result = commands.act(
+            found, game_id, seat, action, expected, key, loaded=game, checked=checked
+        )
+        return result, 201, {}
+    waited = commands.act_waiting(
+        found,
+        game_id,
+        seat,
+        action,
+        expected,
+        key,
+        wait=wait,
+        address=request.remote_addr or "unknown",
+        loaded=game,
+        checked=checked,
+    )
+    code, headers = 201, {}
+    if waited.applied:
+        headers["Preference-Applied"] = f"wait={wait}"
+        if not waited.settled:
+            code = 202
+            headers["Location"] = location
+    return waited.result, code, headers
 
 
 def action_answer(
     result: commands.ActResult,
     seat: int,
-    include: set[str],
+    include: Includes,
     code: int = 201,
     headers: dict[str, str] | None = None,
 ) -> tuple[Response, int, dict[str, str]]:
     """The answer to an action (201, or 202 past a Prefer wait): the appended event's seq,
     the version, the game's status and ``seat``'s view after it, and with ``legal_actions``
-    included what ``seat`` may do next."""
+    included the first page of what ``seat`` may do next and the decision it answers."""
     game = result.game
     status = status_of(game)
     body: dict[str, Any] = {
@@ -366,9 +421,19 @@ def action_answer(
         "status": status,
         "state": game.ruleset.view(game.state, seat),
     }
-    if "legal_actions" in include:
-        waiting = status["awaiting_system"] is not None or status["finished"]
-        body["legal_actions"] = [] if waiting else game.ruleset.legal_actions(game.state, seat)
+    if include.legal_actions:
+        # What legal-actions answers at this version: nothing while a step is pending, the
+        # game is over or a seat is open; its next_cursor leads on there.
+        acting = None if game.open_seats else seat
+        found = decisions.answer(game.ruleset, game.state, acting, 0, include.limit, True)
+        following = found["next_start"]
+        body["legal_actions"] = found["actions"]
+        body["legal_actions_summary"] = {
+            "decision": found["decision"],
+            "free_actions": found["free_actions"],
+            "total": found["total"],
+            "next_cursor": None if following is None else f"{game.version}.{following}",
+        }
     headers = {**(headers or {}), "ETag": etag(result.version)}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"

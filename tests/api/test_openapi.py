@@ -148,3 +148,12 @@ def test_the_served_spec_names_the_deployments_public_url(client: FlaskClient) -
     assert "Base URL: <code>http://127.0.0.1:8000</code>" in client.get("/docs").get_data(
         as_text=True
     )
+
+
+def test_every_tag_an_operation_names_is_declared_once_at_the_top(app: Flask) -> None:
+    spec = build_spec(app)
+    declared = [tag["name"] for tag in spec["tags"]]
+    assert len(declared) == len(set(declared))
+    used = {tag for item in spec["paths"].values() for op in item.values() for tag in op["tags"]}
+    assert used == set(declared)
+    assert all(tag["description"] for tag in spec["tags"])

@@ -167,3 +167,40 @@ def test_waits_beyond_the_cap_per_address_are_answered_at_once(
     finally:
         gate.set()
         services.close()
+
+
+def post_for_seat(
+    client: FlaskClient, game: dict[str, Any], seat: int, action: dict[str, Any], **headers: str
+) -> Any:
+    """POST /games/{id}/seats/{seat}/actions with that seat's own token."""
+    token = game["seats"][seat]["token"]
+    return client.post(
+        f"/games/{game['id']}/seats/{seat}/actions",
+        json=action,
+        headers={**bearer(token), **headers},
+    )
+
+
+def test_the_seat_action_address_waits_for_the_step_as_well(client: FlaskClient) -> None:
+    game = new_game(client)
+    assert post_for_seat(client, game, 0, {"type": "bid", "amount": 3}).status_code == 201
+    answer = post_for_seat(client, game, 1, {"type": "bid", "amount": 5}, Prefer="wait=5")
+    assert answer.status_code == 201
+    assert answer.headers["Preference-Applied"] == "wait=5"
+    assert (answer.json["seq"], answer.json["version"]) == (3, 4)
+    assert answer.json["state"]["phase"] == "turns"
+
+
+def test_past_the_wait_the_seat_action_is_answered_202_with_that_seats_state(
+    client: FlaskClient, services: Services, gate: threading.Event
+) -> None:
+    game = new_game(client)
+    post_for_seat(client, game, 0, {"type": "bid", "amount": 3})
+    answer = post_for_seat(client, game, 1, {"type": "bid", "amount": 5}, Prefer="wait=1")
+    assert answer.status_code == 202
+    assert answer.headers["Preference-Applied"] == "wait=1"
+    assert answer.headers["Location"] == f"/games/{game['id']}/seats/1/state"
+    gate.set()
+    settle(services)
+    token = game["seats"][1]["token"]
+    assert client.get(answer.headers["Location"], headers=bearer(token)).json["version"] == 4

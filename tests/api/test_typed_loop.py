@@ -50,6 +50,58 @@ def test_include_legal_actions_lists_what_the_seat_may_do_next(client: FlaskClie
     assert answer.json["legal_actions"] == now["actions"]
 
 
+def test_the_answer_lists_a_page_of_the_legal_actions_and_the_decision_they_answer(
+    client: FlaskClient,
+) -> None:
+    game = new_game(client, "restoration")
+    # Play the first listed action until an answer leaves its seat more than a page of 2.
+    for _ in range(10):
+        seat = client.get(f"/games/{game['id']}").json["status"]["to_act"][0]
+        token = game["seats"][seat]["token"]
+        listed = client.get(f"/games/{game['id']}/legal-actions", headers=bearer(token)).json
+        answer = client.post(
+            f"/games/{game['id']}/actions?include=legal_actions&limit=2",
+            json=listed["actions"][0],
+            headers={**bearer(token), "Prefer": "wait=5"},
+        )
+        assert answer.status_code == 201, answer.json
+        if answer.json["legal_actions_summary"]["total"] > 2:
+            break
+    else:
+        raise AssertionError("no answer left its seat more than 2 legal actions")
+    every = client.get(f"/games/{game['id']}/legal-actions?limit=1000", headers=bearer(token)).json
+    assert every["version"] == answer.json["version"]
+    assert answer.json["legal_actions"] == every["actions"][:2]
+    summary = answer.json["legal_actions_summary"]
+    assert summary["decision"] == every["decision"]
+    assert summary["free_actions"] == every["free_actions"]
+    assert summary["total"] == every["total"]
+    rest = client.get(
+        f"/games/{game['id']}/legal-actions?limit=1000&cursor={summary['next_cursor']}",
+        headers=bearer(token),
+    ).json
+    assert answer.json["legal_actions"] + rest["actions"] == every["actions"]
+
+
+def test_a_page_over_the_largest_is_refused_and_appends_nothing(client: FlaskClient) -> None:
+    game = new_game(client)
+    answer = act(client, game, 0, {"type": "bid", "amount": 3}, "?include=legal_actions&limit=1001")
+    assert answer.status_code == 422
+    assert answer.json["code"] == "limit_too_large"
+    assert client.get(f"/games/{game['id']}").json["version"] == game["version"]
+
+
+def test_the_creation_answer_carries_the_games_status(client: FlaskClient) -> None:
+    game = new_game(client, "restoration")
+    assert game["status"] == client.get(f"/games/{game['id']}").json["status"]
+    assert game["status"]["to_act"] and not game["status"]["finished"]
+    lobby = client.post("/games", json={"ruleset": "tally", "players": ["Ann", {"open": True}]})
+    assert lobby.status_code == 201
+    assert lobby.json["status"]["waiting_for_players"] is True
+    assert lobby.json["status"]["open_seats"] == [1]
+    assert lobby.json["status"]["to_act"] == []
+
+
 def test_the_seat_action_address_answers_the_same_way(client: FlaskClient) -> None:
     game = new_game(client)
     answer = client.post(

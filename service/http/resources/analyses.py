@@ -57,6 +57,7 @@ from service.http.analysis_access import (
     within,
 )
 from service.http.errors import ApiError
+from service.http.schemas import ActionField
 from service.http.shared import json_body, request_owner
 from service.http.shared import services as current_services
 
@@ -114,7 +115,7 @@ class AnalysisProgressSchema(Schema):
 
 
 class CandidateSchema(Schema):
-    action = fields.Dict(required=True, metadata={"description": "The action, as posted"})
+    action = ActionField(required=True, metadata={"description": "The action, as posted"})
     summary = fields.String(
         allow_none=True,
         metadata={
@@ -146,7 +147,9 @@ class AnalysisResultSchema(Schema):
     complete = fields.Boolean(
         required=True, metadata={"description": "False when it was cancelled before the end"}
     )
-    pick = fields.Dict(required=True, metadata={"description": "The most played candidate"})
+    pick = ActionField(
+        required=True, metadata={"description": "The most played candidate's action"}
+    )
     candidates = fields.List(
         fields.Nested(CandidateSchema),
         required=True,
@@ -348,7 +351,7 @@ def post_analysis(game_id: str) -> tuple[Response, int, dict[str, str]]:
         raise ApiError(
             429,
             "too_many_analyses",
-            outcome["refusal"] + f" Wait for one to finish or cancel it (try in {retry} s).",
+            outcome["refusal"] + " Wait for one to finish or cancel it (Retry-After says when).",
             headers={"Retry-After": str(retry)},
         )
     assert record is not None

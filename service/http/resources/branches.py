@@ -34,12 +34,10 @@ from service.http.shared import (
     action_includes,
     asker_of,
     finished,
-    idempotency_key,
-    if_match_version,
     json_body,
     legal_actions_body,
-    load_action,
     load_game,
+    play_action,
     services,
 )
 
@@ -371,12 +369,15 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
         As POST /games/{id}/actions, for the seat in the path: a branch's token may act for
         any seat of its branch, a seat's token only for its own, a client application's key
         for each seat it holds (403 ``seat_not_held`` for any other, another application's
-        seat in the same game included).
+        seat in the same game included). ``Prefer: wait=N`` waits for the automatic steps as
+        there (202 with the ``Location`` of this seat's state past N seconds).
       security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
+        - Prefer
         - Include
+        - LegalActionsLimit
       requestBody:
         required: true
         content:
@@ -384,9 +385,22 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
             schema: {$ref: '#/components/schemas/Action'}
       responses:
         201:
-          description: Appended; the game's status and the seat's view after it.
+          description: Appended; the game's status and the seat's view after it (and after
+            the automatic steps it made due, with Prefer wait).
           headers:
             ETag: ETag
+            Idempotent-Replayed: IdempotentReplayed
+            Preference-Applied: PreferenceApplied
+          content:
+            application/json:
+              schema: ActionResultSchema
+        202:
+          description: Appended, but its automatic steps were not done within the wait asked
+            for (Prefer wait); the seat's view after the action, and where to look next.
+          headers:
+            ETag: ETag
+            Location: Location
+            Preference-Applied: PreferenceApplied
             Idempotent-Replayed: IdempotentReplayed
           content:
             application/json:
@@ -396,12 +410,10 @@ def post_seat_action(game_id: str, seat: int) -> tuple[Response, int, dict[str, 
         409: Conflict
     """
     game, _ = _seat_asker(game_id, seat, acting=True)
-    expected = if_match_version()
-    key = idempotency_key()
     include = action_includes()
-    action = load_action(game, json_body())
-    result = commands.act(services(), game_id, seat, action, expected, key)
-    return action_answer(result, seat, include)
+    location = url_for("branches.get_seat_state", game_id=game_id, seat=seat)
+    result, code, headers = play_action(game_id, seat, game, True, location)
+    return action_answer(result, seat, include, code, headers)
 
 
 def open_branch_list(services: Services) -> BranchList:

@@ -388,7 +388,7 @@ def example(
     """A value that fits ``schema``: its own ``example`` where it has one, else one built
     from its type (the first variant, the first enum value, the least number allowed). A
     body ``sent`` by a client holds only the required members; an answer holds all."""
-    if depth > 16:
+    if depth > 32:
         return None
     if "example" in schema:
         return schema["example"]

@@ -29,14 +29,11 @@ from service.http.shared import (
     action_includes,
     at_most,
     etag,
-    idempotency_key,
-    if_match_version,
     json_body,
     legal_actions_body,
-    load_action,
     load_query,
     not_modified,
-    prefer_wait,
+    play_action,
     request_owner,
     service_version,
     services,
@@ -232,7 +229,7 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
             schema: CreateGameSchema
       responses:
         201:
-          description: The game, with each seat's token.
+          description: The game, its status and each seat's token.
           headers:
             Location: Location
           content:
@@ -262,9 +259,13 @@ def create_game() -> tuple[Response, int, dict[str, str]]:
         # player's seat it named (open seats are held by whoever joins them).
         players = [ticket.seat for ticket in created.seats if ticket.kind == "player"]
         app_custody.hold(services(), viewer.app, created.game_id, players)
+    # Its status as GET /games/{id} shows it at this version: who acts first (nobody while a
+    # seat is open), or the automatic step it awaits.
+    game = commands.load_game(services(), created.game_id, at=created.version)
     payload = {
         "id": created.game_id,
         "version": created.version,
+        "status": status_of(game),
         "seats": [
             {
                 "seat": ticket.seat,
@@ -516,14 +517,17 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         ``Preference-Applied``); past N seconds the action is answered with 202 and the
         ``Location`` of the game's state, still awaiting its step.
         The answer carries the game's ``status`` after the action and, with
-        ``?include=legal_actions``, what this seat may do next: a bot plays with one
-        request per action.
+        ``?include=legal_actions``, what this seat may do next: the first ``limit`` (default
+        100, at most 1000) of its legal actions and ``legal_actions_summary`` (the decision
+        and the free actions described, how many in all, and the ``next_cursor`` of
+        legal-actions for the rest), so a bot plays with one request per action.
       security: [{seatToken: []}, {appKey: []}]
       parameters:
         - IfMatch
         - IdempotencyKey
         - Prefer
         - Include
+        - LegalActionsLimit
       requestBody:
         required: true
         content:
@@ -565,35 +569,9 @@ def post_action(game_id: str) -> tuple[Response, int, dict[str, str]]:
         # The cache may not know a seat taken a moment ago in another process: ask the store.
         game, checked = commands.load_game(found, game_id), True
         seat = require_seat(viewer_of(game))
-    expected = if_match_version()
-    key = idempotency_key()
     include = action_includes()
-    action = load_action(game, json_body())
-    wait = prefer_wait(request.headers.getlist("Prefer"), found.config.max_wait_seconds)
-    code, headers = 201, {}
-    if wait is None:
-        result = commands.act(
-            found, game_id, seat, action, expected, key, loaded=game, checked=checked
-        )
-    else:
-        waited = commands.act_waiting(
-            found,
-            game_id,
-            seat,
-            action,
-            expected,
-            key,
-            wait=wait,
-            address=request.remote_addr or "unknown",
-            loaded=game,
-            checked=checked,
-        )
-        result = waited.result
-        if waited.applied:
-            headers["Preference-Applied"] = f"wait={wait}"
-            if not waited.settled:
-                code = 202
-                headers["Location"] = url_for("api.get_state", game_id=game_id)
+    location = url_for("api.get_state", game_id=game_id)
+    result, code, headers = play_action(game_id, seat, game, checked, location)
     return action_answer(result, seat, include, code, headers)
 
 

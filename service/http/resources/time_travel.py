@@ -9,6 +9,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from projections.fold import Game
 from projections.history import timeline
 from service.http.read_cache import spectators_answer
+from service.http.schemas import ActorSchema
 from service.http.shared import (
     asker_of,
     at_most,
@@ -79,12 +80,14 @@ class TimelineQuerySchema(Schema):
 class TimelineEntrySchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
-    actor = fields.Dict(required=True, metadata={"description": '{"seat": n} or {"system": name}'})
+    actor = fields.Nested(
+        ActorSchema, required=True, metadata={"description": '{"seat": n} or {"system": name}'}
+    )
     round = fields.Integer(required=True, allow_none=True)
     phase = fields.String(required=True, allow_none=True)
     summary = fields.String(required=True, metadata={"description": "One line a person reads"})
     scores = fields.List(
-        fields.Raw(),
+        fields.Float(),
         required=True,
         allow_none=True,
         metadata={"description": "Each seat's public score after the event (null if unknown)"},

@@ -20,7 +20,7 @@ from service.application.auth import (
 from service.application.services import Services
 from service.config import Config
 from service.http.errors import ApiError
-from service.http.schemas import ViewField
+from service.http.schemas import GameStatusSchema, ViewField
 from service.http.shared import (
     Asker,
     asker_of,
@@ -41,7 +41,7 @@ bp = Blueprint("undo", __name__)
 class MoveResultSchema(Schema):
     seq = fields.Integer(required=True, metadata={"description": "The undone/redone event"})
     version = fields.Integer(required=True)
-    status = fields.Dict(required=True)
+    status = fields.Nested(GameStatusSchema, required=True)
     state = ViewField(
         required=True,
         metadata={"description": "The asker's view after it (a spectator's for a branch's holder)"},
