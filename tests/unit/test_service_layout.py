@@ -45,10 +45,11 @@ RESOURCES = ROOT / "service" / "http" / "resources"
 #: The crossings between resources that are the point: the state answer with ``?at=`` is
 #: time travel's (games hands that one request over, and a branch holder's seat state is the
 #: same view), and an application's stream sends its messages as the live streams do (its
-#: webhooks take the seats' webhook body).
+#: webhooks take the seats' webhook body); and legal-actions says whether undo and redo would
+#: succeed now as undo's own endpoints decide it (``undo.move_offers``), never by a copy.
 ALLOWED_CROSSINGS = {
-    "games": {"time_travel"},
-    "branches": {"time_travel"},
+    "games": {"time_travel", "undo"},
+    "branches": {"time_travel", "undo"},
     "apps": {"stream", "webhooks"},
 }
 
