@@ -31,6 +31,7 @@ from typing import Any
 
 import redis
 
+from events.redis_clients import redis_client
 from events.sqlite_pool import SQLitePool
 from service.application.auth import APP_KEY_PREFIX
 
@@ -338,7 +339,7 @@ class RedisAppRegistry(AppRegistry):
 
     @classmethod
     def from_url(cls, url: str) -> RedisAppRegistry:
-        return cls(redis.Redis.from_url(url))
+        return cls(redis_client(url))
 
     def _key(self, hashed: str) -> str:
         return f"{self.prefix}:key:{hashed}"
