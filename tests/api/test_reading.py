@@ -67,6 +67,9 @@ def test_legal_actions_are_the_seats_and_empty_for_a_spectator(client: FlaskClie
         "actions": [],
         "total": 0,
         "next_cursor": None,
+        "names": {},
+        "undo": {"allowed": False, "code": "missing_token", "steps": None},
+        "redo": {"allowed": False, "code": "missing_token", "steps": None},
     }
 
 
